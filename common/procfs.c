@@ -1,0 +1,291 @@
+#include "procfs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpulist.h"
+
+ssize_t procfs_read_file(const char *path, char *buf, size_t size) {
+	size_t len = 0;
+	int fd;
+
+	if (size == 0)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			int r = -errno;
+			if (r == -EINTR)
+				continue;
+			close(fd);
+			return r;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == size - 1)
+			break;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* A /proc/PID file that cannot be opened because the process is gone reads as
+ * ENOENT (directory gone) or ESRCH (exiting): both mean "vanished". */
+static int vanished(int r) {
+	return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+}
+
+int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret) {
+	char path[PATH_MAX], buf[1024], *open_paren, *close_paren, *p;
+	unsigned long long field[22];
+	ssize_t len;
+	size_t comm_len;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, (int)pid);
+	len = procfs_read_file(path, buf, sizeof(buf));
+	if (len < 0)
+		return vanished((int)len);
+
+	/* comm may hold spaces and parentheses: it ends at the last ')'. */
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren || close_paren[1] != ' ')
+		return -EINVAL;
+	comm_len = (size_t)(close_paren - open_paren - 1);
+	if (comm_len >= PROCFS_COMM_MAX)
+		comm_len = PROCFS_COMM_MAX - 1;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->pid = pid;
+	memcpy(ret->comm, open_paren + 1, comm_len);
+	ret->comm[comm_len] = '\0';
+	p = close_paren + 2;
+	if (!*p)
+		return -EINVAL;
+	ret->state = *p++;
+
+	/* fields 4..22 of proc(5): ppid ... starttime */
+	for (i = 4; i <= 22; i++) {
+		char *end;
+		if (*p != ' ')
+			return -EINVAL;
+		p++;
+		errno = 0;
+		if (*p == '-')  /* tty_nr and friends may be negative; we never use them */
+			field[i - 1] = (unsigned long long)strtoll(p, &end, 10);
+		else
+			field[i - 1] = strtoull(p, &end, 10);
+		if (end == p || errno)
+			return -EINVAL;
+		p = end;
+	}
+	ret->ppid = (pid_t)field[3];
+	ret->flags = (unsigned long)field[8];
+	ret->utime = field[13];
+	ret->stime = field[14];
+	ret->start_time = field[21];
+	return 0;
+}
+
+int procfs_read_exe(const char *root, pid_t pid, char **ret) {
+	char path[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/exe", root, (int)pid);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0) {
+		/* A kernel thread's exe link exists but points nowhere (ENOENT); a
+		 * vanished process has no directory (also ENOENT): tell them apart. */
+		int r = -errno;
+		if (r == -ENOENT) {
+			snprintf(path, sizeof(path), "%s/proc/%d", root, (int)pid);
+			if (access(path, F_OK) < 0)
+				return -ESRCH;
+		}
+		return r;
+	}
+	target[n] = '\0';
+	*ret = strdup(target);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int procfs_read_cmdline(const char *root, pid_t pid, size_t max, char **ret) {
+	char path[PATH_MAX], *buf;
+	ssize_t len;
+
+	if (max == 0)
+		return -EINVAL;
+	buf = malloc(max + 1);
+	if (!buf)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/proc/%d/cmdline", root, (int)pid);
+	len = procfs_read_file(path, buf, max + 1);
+	if (len < 0) {
+		free(buf);
+		return vanished((int)len);
+	}
+	/* Arguments are NUL-separated; the last one ends in NUL too. */
+	while (len > 0 && buf[len - 1] == '\0')
+		len--;
+	for (ssize_t i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[len] = '\0';
+	*ret = buf;
+	return 0;
+}
+
+static int parse_pid(const char *s, pid_t *ret) {
+	long v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		v = v * 10 + (*s - '0');
+		if (v > INT_MAX)
+			return -ERANGE;
+	}
+	if (v <= 0)
+		return -EINVAL;
+	*ret = (pid_t)v;
+	return 0;
+}
+
+static int list_numeric(const char *path, pid_t **ret, size_t *n) {
+	pid_t *pids = NULL;
+	size_t count = 0, allocated = 0;
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(path);
+	if (!d)
+		return vanished(-errno);
+	while ((de = readdir(d))) {
+		pid_t pid;
+
+		if (parse_pid(de->d_name, &pid) < 0)
+			continue;
+		if (count == allocated) {
+			size_t na = allocated ? allocated * 2 : 256;
+			pid_t *np = realloc(pids, na * sizeof(*pids));
+			if (!np) {
+				free(pids);
+				closedir(d);
+				return -ENOMEM;
+			}
+			pids = np;
+			allocated = na;
+		}
+		pids[count++] = pid;
+	}
+	closedir(d);
+	*ret = pids;
+	*n = count;
+	return 0;
+}
+
+int procfs_list_pids(const char *root, pid_t **ret, size_t *n) {
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/proc", root);
+	return list_numeric(path, ret, n);
+}
+
+int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n) {
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/proc/%d/task", root, (int)pid);
+	return list_numeric(path, ret, n);
+}
+
+static int read_cpus_file(const char *path, cpu_set_t *ret) {
+	char buf[CPULIST_MAX];
+	ssize_t len = procfs_read_file(path, buf, sizeof(buf));
+
+	if (len < 0)
+		return (int)len;
+	return cpulist_parse(buf, ret);
+}
+
+/* The cpuset files of a cgroup, under the conventional mount points: v1's
+ * cpuset hierarchy at /sys/fs/cgroup/cpuset, v2's unified one at
+ * /sys/fs/cgroup (or /sys/fs/cgroup/unified in the hybrid layout). */
+static int read_cgroup_cpuset(const char *root, const char *controllers, const char *cg,
+			      cpu_set_t *ret) {
+	static const char *const v2_mounts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	char path[PATH_MAX];
+
+	if (strcmp(controllers, "") != 0) {
+		/* v1: the effective set already accounts for the parents' limits. */
+		snprintf(path, sizeof(path), "%s/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus", root, cg);
+		if (read_cpus_file(path, ret) == 0)
+			return 0;
+		snprintf(path, sizeof(path), "%s/sys/fs/cgroup/cpuset%s/cpuset.cpus", root, cg);
+		return read_cpus_file(path, ret) == 0 ? 0 : -ENOENT;
+	}
+	for (size_t i = 0; i < sizeof(v2_mounts) / sizeof(v2_mounts[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s%s/cpuset.cpus.effective", root, v2_mounts[i], cg);
+		if (read_cpus_file(path, ret) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret) {
+	char path[PATH_MAX], buf[8192], *line, *saveptr = NULL;
+	char *v1_path = NULL, *v2_path = NULL;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", root, (int)pid);
+	len = procfs_read_file(path, buf, sizeof(buf));
+	if (len < 0)
+		return vanished((int)len);
+
+	/* Lines are "ID:CONTROLLERS:PATH"; v2's is "0::PATH". */
+	for (line = strtok_r(buf, "\n", &saveptr); line; line = strtok_r(NULL, "\n", &saveptr)) {
+		char *controllers = strchr(line, ':'), *cg;
+
+		if (!controllers)
+			continue;
+		controllers++;
+		cg = strchr(controllers, ':');
+		if (!cg)
+			continue;
+		*cg++ = '\0';
+		if (strcmp(controllers, "") == 0 && strcmp(line, "0:") == 0)
+			v2_path = cg;
+		else {
+			char *c, *save2 = NULL;
+			for (c = strtok_r(controllers, ",", &save2); c; c = strtok_r(NULL, ",", &save2))
+				if (strcmp(c, "cpuset") == 0)
+					v1_path = cg;
+		}
+	}
+	if (v1_path && strstr(v1_path, "..") == NULL)
+		return read_cgroup_cpuset(root, "cpuset", strcmp(v1_path, "/") == 0 ? "" : v1_path, ret);
+	if (v2_path && strstr(v2_path, "..") == NULL)
+		return read_cgroup_cpuset(root, "", strcmp(v2_path, "/") == 0 ? "" : v2_path, ret);
+	return -ENOENT;
+}
+
+int procfs_read_online_cpus(const char *root, cpu_set_t *ret) {
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/online", root);
+	return read_cpus_file(path, ret);
+}

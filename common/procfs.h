@@ -1,0 +1,52 @@
+/* The one place that reads /proc, /sys and cgroup files. Every function takes
+ * the file-system root ("" for the real one) so that tests can point it at a
+ * fixture tree. A process that vanishes mid-read is -ESRCH, which callers
+ * treat as normal: processes come and go. */
+#pragma once
+
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PROCFS_COMM_MAX 16     /* TASK_COMM_LEN */
+
+struct procfs_stat {
+	pid_t pid;
+	char comm[PROCFS_COMM_MAX];
+	char state;
+	pid_t ppid;
+	unsigned long flags;       /* PF_* */
+	uint64_t utime, stime;     /* clock ticks */
+	uint64_t start_time;       /* clock ticks after boot */
+};
+
+/* PF_KTHREAD: kernel threads have no program to place. */
+#define PROCFS_PF_KTHREAD 0x00200000UL
+
+/* /proc/PID/stat. Returns 0, -ESRCH when the process is gone, -EINVAL when the
+ * file does not parse. */
+int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret);
+
+/* /proc/PID/exe as a malloc'd path (" (deleted)" kept as the kernel shows it).
+ * -ESRCH when gone, -ENOENT for kernel threads, -EACCES without privilege. */
+int procfs_read_exe(const char *root, pid_t pid, char **ret);
+
+/* /proc/PID/cmdline with arguments joined by single spaces, malloc'd; at most
+ * max bytes of it are read. "" for kernel threads and zombies. */
+int procfs_read_cmdline(const char *root, pid_t pid, size_t max, char **ret);
+
+/* Numeric entries of /proc (processes) or /proc/PID/task (its threads), as a
+ * malloc'd array. */
+int procfs_list_pids(const char *root, pid_t **ret, size_t *n);
+int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n);
+
+/* The CPUs the process's cgroup cpuset allows (cgroup v1 cpuset controller,
+ * or v2 cpuset.cpus.effective). -ENOENT when no cpuset confines it. */
+int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret);
+
+/* /sys/devices/system/cpu/online */
+int procfs_read_online_cpus(const char *root, cpu_set_t *ret);
+
+/* Reads a whole small file into buf (NUL-terminated). Returns its length or -errno. */
+ssize_t procfs_read_file(const char *path, char *buf, size_t size);

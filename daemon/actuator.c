@@ -1,0 +1,95 @@
+#include "actuator.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+/* More rounds than this means the process creates threads faster than we can
+ * list them; what we pinned stays pinned and the next event retries. */
+#define APPLY_ROUNDS_MAX 16
+
+int actuator_open(const char *root, pid_t pid, uint64_t start_time) {
+	struct procfs_stat st;
+	int fd, r;
+
+	fd = pidfd_open(pid, 0);
+	if (fd < 0)
+		return -errno;
+	/* The pidfd names whatever process had pid when it was opened; the start
+	 * time read after that tells whether that is still the one we saw. */
+	r = procfs_read_stat(root, pid, &st);
+	if (r < 0 || st.start_time != start_time) {
+		close(fd);
+		return r < 0 ? r : -ESRCH;
+	}
+	return fd;
+}
+
+static bool pidfd_alive(int pidfd) {
+	return pidfd_send_signal(pidfd, 0, NULL, 0) == 0;
+}
+
+static bool contains(const pid_t *set, size_t n, pid_t tid) {
+	for (size_t i = 0; i < n; i++)
+		if (set[i] == tid)
+			return true;
+	return false;
+}
+
+int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask) {
+	pid_t *done = NULL, *tasks = NULL;
+	size_t n_done = 0, n_tasks = 0;
+	int r = 0;
+
+	if (!pidfd_alive(pidfd))
+		return -ESRCH;
+
+	for (int round = 0; round < APPLY_ROUNDS_MAX; round++) {
+		size_t fresh = 0;
+		pid_t *grown;
+
+		r = procfs_list_tasks(root, pid, &tasks, &n_tasks);
+		if (r < 0)
+			break;
+		grown = realloc(done, (n_done + n_tasks + 1) * sizeof(*done));
+		if (!grown) {
+			r = -ENOMEM;
+			break;
+		}
+		done = grown;
+		for (size_t i = 0; i < n_tasks; i++) {
+			if (contains(done, n_done, tasks[i]))
+				continue;
+			if (sched_setaffinity(tasks[i], sizeof(*mask), mask) < 0) {
+				/* A thread that exited in the meantime is no failure. */
+				if (errno != ESRCH) {
+					r = -errno;
+					break;
+				}
+			}
+			done[n_done++] = tasks[i];
+			fresh++;
+		}
+		free(tasks);
+		tasks = NULL;
+		if (r < 0 || fresh == 0)
+			break;
+	}
+	free(done);
+	if (r >= 0 && !pidfd_alive(pidfd))
+		r = -ESRCH;
+	return r;
+}
+
+int actuator_get(pid_t pid, cpu_set_t *ret) {
+	CPU_ZERO(ret);
+	if (sched_getaffinity(pid, sizeof(*ret), ret) < 0)
+		return -errno;
+	return 0;
+}

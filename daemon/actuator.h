@@ -1,0 +1,21 @@
+/* Puts affinities into the kernel: every thread of a process, through a pidfd
+ * that makes sure the pid still names the process ccxd decided about. */
+#pragma once
+
+#include <sched.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Opens a pidfd for pid and checks that the process behind it started at
+ * start_time (so a reused pid is refused with -ESRCH). Returns the fd or -errno. */
+int actuator_open(const char *root, pid_t pid, uint64_t start_time);
+
+/* Sets mask on every thread of pid, listing its threads again until no new
+ * one appears (threads created meanwhile inherit from whoever created them).
+ * pidfd must be alive before and after, so every call hit this process.
+ * Returns 0, -ESRCH when the process is gone, -EINVAL when the kernel accepts
+ * none of mask's CPUs (cgroup cpuset), other -errno. */
+int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask);
+
+/* The affinity of the process's main thread. */
+int actuator_get(pid_t pid, cpu_set_t *ret);

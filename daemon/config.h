@@ -1,0 +1,54 @@
+/* /etc/ccxd.conf: the [daemon] section and the rules, parsed with inih into a
+ * fresh struct. A config is only ever swapped in whole and valid. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rules.h"
+
+#define CONFIG_DEFAULT_PATH    "/etc/ccxd.conf"
+#define CONFIG_DEFAULT_SOCKET  "/run/ccxd/ccxd.sock"
+
+enum config_mode {
+	CONFIG_MODE_ENFORCE,      /* decide and pin */
+	CONFIG_MODE_DRY_RUN,      /* decide and report, never pin */
+	CONFIG_MODE_OFF,          /* watch and answer, decide nothing */
+};
+
+struct config {
+	char *path;               /* where it was read from; NULL for built-in defaults */
+	char *socket;             /* default CONFIG_DEFAULT_SOCKET */
+	char *topology;           /* default "system" */
+	enum config_mode mode;    /* default enforce */
+	uint64_t interval_usec;   /* default 1 s */
+	bool restore_on_exit;     /* default yes */
+	char *state_dir;          /* default /var/lib/ccxd */
+	struct rule *rules;
+	size_t n_rules;
+};
+
+/* A config with every default and no rules. Returns NULL only when out of memory. */
+struct config *config_new_default(void);
+
+/* Parses path into a fresh config. Returns 0 and sets *ret; or, when the file
+ * has errors, returns -EINVAL and sets *errors to a NULL-terminated, malloc'd
+ * array of every error found, each "FILE:LINE: message"; or returns -errno
+ * when the file cannot be read, with *errors holding "FILE: strerror". */
+int config_load(const char *path, struct config **ret, char ***errors);
+
+void config_free(struct config *c);
+void config_errors_free(char **errors);
+
+const char *config_mode_to_string(enum config_mode m);
+
+/* Value parsers, shared with anything else that reads these notations.
+ * Durations: "500ms", "1s", "2m", "1.5s"; a bare number is seconds.
+ * Sizes and rates: "64K", "1M", "2G" (powers of 1024; an optional trailing "B"
+ * or "iB" and, for rates, "/s"); a bare number is bytes.
+ * Booleans: yes/no, true/false, on/off, 1/0.
+ * Each returns 0 or -EINVAL (-ERANGE on overflow). */
+int config_parse_duration(const char *s, uint64_t *usec);
+int config_parse_size(const char *s, uint64_t *bytes);
+int config_parse_bool(const char *s, bool *b);

@@ -1,0 +1,885 @@
+#include "manager.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <systemd/sd-daemon.h>
+
+#include "actuator.h"
+#include "control.h"
+#include "cpulist.h"
+#include "log.h"
+#include "placer.h"
+#include "procfs.h"
+#include "watcher.h"
+
+/* Longest command line read for cmdline = globs. */
+#define CMDLINE_MAX 4096
+
+enum trigger {
+	TRIGGER_EXEC,             /* it just became a new program */
+	TRIGGER_COMM,             /* it renamed itself */
+	TRIGGER_SCAN,             /* found by a /proc scan */
+	TRIGGER_RELOAD,           /* the rules changed */
+};
+
+/* ---- configuration ---------------------------------------------------- */
+
+static int strv_push(char ***strv, size_t *n, char *s) {
+	char **p;
+
+	if (!s)
+		return -ENOMEM;
+	p = realloc(*strv, (*n + 2) * sizeof(*p));
+	if (!p) {
+		free(s);
+		return -ENOMEM;
+	}
+	p[(*n)++] = s;
+	p[*n] = NULL;
+	*strv = p;
+	return 0;
+}
+
+/* Rules name CCXs by index; only the topology can say whether they exist. */
+static int check_rules_fit(const struct config *c, const struct topology *t, char ***errors) {
+	size_t n = 0;
+
+	*errors = NULL;
+	for (size_t i = 0; i < c->n_rules; i++) {
+		const struct rule *r = &c->rules[i];
+		for (size_t k = 0; k < r->n_ccx; k++) {
+			char *msg = NULL;
+			if (r->ccx[k] < t->n_ccx && t->ccx[r->ccx[k]].usable)
+				continue;
+			if (r->ccx[k] < t->n_ccx)
+				asprintf(&msg, "%s:%u: ccx %u has no online CPU", c->path, r->ccx_line, r->ccx[k]);
+			else
+				asprintf(&msg, "%s:%u: ccx %u does not exist: topology %s has %u CCX%s (0-%u)",
+					 c->path, r->ccx_line, r->ccx[k], t->source, t->n_ccx,
+					 t->n_ccx == 1 ? "" : "s", t->n_ccx ? t->n_ccx - 1 : 0);
+			if (strv_push(errors, &n, msg) < 0)
+				return -ENOMEM;
+		}
+	}
+	return n ? -EINVAL : 0;
+}
+
+int manager_load_config(const char *path, bool explicit_path, struct config **ret_config,
+			struct topology **ret_topology, char ***errors) {
+	struct config *c = NULL;
+	struct topology *t = NULL;
+	char *error = NULL;
+	int r;
+
+	*errors = NULL;
+	r = config_load(path, &c, errors);
+	if (r == -ENOENT && !explicit_path) {
+		config_errors_free(*errors);
+		*errors = NULL;
+		log_notice("%s does not exist, running with the defaults and no rules", path);
+		c = config_new_default();
+		if (!c)
+			return -ENOMEM;
+	} else if (r < 0)
+		return r;
+
+	r = topology_load(c->topology, &t, &error);
+	if (r < 0) {
+		size_t n = 0;
+		char *msg = NULL;
+		asprintf(&msg, "%s: topology %s: %s", c->path ? c->path : path, c->topology,
+			 error ? error : strerror(-r));
+		free(error);
+		config_free(c);
+		if (strv_push(errors, &n, msg) < 0)
+			return -ENOMEM;
+		return -EINVAL;
+	}
+	r = check_rules_fit(c, t, errors);
+	if (r < 0) {
+		config_free(c);
+		topology_free(t);
+		return r;
+	}
+	*ret_config = c;
+	*ret_topology = t;
+	return 0;
+}
+
+/* ---- decisions -------------------------------------------------------- */
+
+char *manager_ccx_list(const struct manager *m, const cpu_set_t *cpus, char *buf, size_t size) {
+	cpu_set_t ccxs;
+	unsigned idx[CPU_SETSIZE];
+	size_t n = placer_ccxs_of(m->topology, cpus, idx, CPU_SETSIZE);
+
+	/* A CPU list formatter formats any list of small integers. */
+	CPU_ZERO(&ccxs);
+	for (size_t i = 0; i < n; i++)
+		CPU_SET(idx[i], &ccxs);
+	return cpulist_format(&ccxs, buf, size);
+}
+
+/* What ccxd has placed on each CCX, but for the process being decided: the
+ * load that ccx = auto balances. */
+static unsigned *placed_load(const struct manager *m, pid_t except) {
+	unsigned *load = calloc(m->topology->n_ccx ? m->topology->n_ccx : 1, sizeof(*load));
+	struct proc **list;
+	size_t n;
+
+	if (!load)
+		return NULL;
+	list = proctable_list(m->procs, &n);
+	for (size_t i = 0; list && i < n; i++) {
+		unsigned ccx;
+		if ((list[i]->state != PROC_PINNED && list[i]->state != PROC_DRY_RUN) || list[i]->pid == except)
+			continue;
+		if (placer_ccxs_of(m->topology, &list[i]->cpus, &ccx, 1) == 1)
+			load[ccx]++;
+	}
+	free(list);
+	return load;
+}
+
+/* The CPUs a process may have at most: its cgroup cpuset, or every online CPU. */
+static int allowed_cpus(const struct manager *m, pid_t pid, cpu_set_t *ret) {
+	int r = procfs_read_cpuset(m->root, pid, ret);
+
+	if (r == -ENOENT) {
+		*ret = m->online;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	CPU_AND(ret, ret, &m->online);
+	return 0;
+}
+
+static void set_reason(struct proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_reason(struct proc *p, const char *fmt, ...) {
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
+	va_end(ap);
+}
+
+static int ensure_pidfd(const struct manager *m, struct proc *p) {
+	int fd;
+
+	if (p->pidfd >= 0)
+		return 0;
+	fd = actuator_open(m->root, p->pid, p->start_time);
+	if (fd < 0)
+		return fd;
+	p->pidfd = fd;
+	return 0;
+}
+
+/* Puts cpus into the kernel for p. -ESRCH means it is gone: the caller drops it. */
+static int apply(struct manager *m, struct proc *p, const cpu_set_t *cpus) {
+	int r = ensure_pidfd(m, p);
+
+	if (r >= 0)
+		r = actuator_apply(m->root, p->pid, p->pidfd, cpus);
+	if (r == -ESRCH)
+		return r;
+	if (r < 0) {
+		char list[CPULIST_MAX];
+		m->stats.pin_failures++;
+		return log_warning_errno(r, "Failed to set the affinity of %s[%d] to %s: %m", p->comm,
+					 (int)p->pid, cpulist_format(cpus, list, sizeof(list)));
+	}
+	m->stats.pins++;
+	return 0;
+}
+
+/* Gives back what p had before ccxd touched it. */
+static int restore(struct manager *m, struct proc *p) {
+	int r;
+
+	if (p->state != PROC_PINNED || !p->have_original)
+		return 0;
+	r = ensure_pidfd(m, p);
+	if (r >= 0)
+		r = actuator_apply(m->root, p->pid, p->pidfd, &p->original);
+	if (r == -ESRCH)
+		return r;
+	if (r < 0)
+		return log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", p->comm, (int)p->pid);
+	m->stats.restores++;
+	return 0;
+}
+
+/* Reads comm, and exe and cmdline only when some rule needs them. */
+static const struct rule *match_rule(struct manager *m, const struct procfs_stat *st) {
+	struct rule_identity id = { .comm = st->comm };
+	const struct rule *rule;
+	char *exe = NULL, *cmdline = NULL;
+	unsigned need = 0;
+
+	rule = rules_match(m->config->rules, m->config->n_rules, &id, &need);
+	if (!rule && need) {
+		/* Kernel threads and other users' processes may refuse: an empty
+		 * string then matches no glob but "*". */
+		if (procfs_read_exe(m->root, st->pid, &exe) < 0)
+			exe = NULL;
+		if (procfs_read_cmdline(m->root, st->pid, CMDLINE_MAX, &cmdline) < 0)
+			cmdline = NULL;
+		id.exe = exe ? exe : "";
+		id.cmdline = cmdline ? cmdline : "";
+		rule = rules_match(m->config->rules, m->config->n_rules, &id, &need);
+	}
+	free(exe);
+	free(cmdline);
+	return rule;
+}
+
+static struct proc *get_or_add(struct manager *m, const struct procfs_stat *st) {
+	struct proc *p = proctable_get(m->procs, st->pid);
+
+	if (!p) {
+		p = proctable_add(m->procs, st->pid, st->start_time);
+		if (!p) {
+			log_error("Out of memory for the process table");
+			return NULL;
+		}
+	}
+	memcpy(p->comm, st->comm, sizeof(p->comm));
+	return p;
+}
+
+static void drop(struct manager *m, pid_t pid) {
+	proctable_remove(m->procs, pid);
+}
+
+/* A process no rule matches may still be ccxd's: a child that inherited its
+ * placement from a process ccxd pinned (seen by a scan, not by a fork event). */
+static void adopt_if_inherited(struct manager *m, const struct procfs_stat *st) {
+	struct proc *parent = proctable_get(m->procs, st->ppid), *p;
+	cpu_set_t current;
+
+	if (!parent || parent->state != PROC_PINNED)
+		return;
+	if (actuator_get(st->pid, &current) < 0 || !CPU_EQUAL(&current, &parent->cpus))
+		return;
+	p = get_or_add(m, st);
+	if (!p)
+		return;
+	p->state = PROC_PINNED;
+	p->original = parent->original;
+	p->have_original = parent->have_original;
+	p->cpus = parent->cpus;
+	p->inherited_from = parent->pid;
+	proc_set_rule(p, parent->rule);
+	set_reason(p, "inherited from %s[%d]", parent->comm, (int)parent->pid);
+}
+
+static void decide_with_rule(struct manager *m, const struct procfs_stat *st, struct proc *p,
+			     const struct rule *rule) {
+	cpu_set_t target, allowed, current;
+	unsigned *load, ccx = 0;
+	char list[CPULIST_MAX], list2[CPULIST_MAX];
+	bool ours = p != NULL && (p->state == PROC_PINNED || p->state == PROC_DRY_RUN);
+	int r;
+
+	if (rule->policy == RULE_POLICY_IGNORE) {
+		if (p && restore(m, p) == -ESRCH)
+			return drop(m, st->pid);
+		p = get_or_add(m, st);
+		if (!p)
+			return;
+		p->state = PROC_IGNORED;
+		p->inherited_from = 0;
+		proc_set_rule(p, rule->name);
+		set_reason(p, "rule %s: policy = ignore", rule->name);
+		return;
+	}
+
+	load = placed_load(m, st->pid);
+	r = placer_rule_cpus(m->topology, rule, &(struct placer_load){ load, m->topology->n_ccx }, &target, &ccx);
+	free(load);
+
+	p = get_or_add(m, st);
+	if (!p)
+		return;
+	proc_set_rule(p, rule->name);
+	p->inherited_from = 0;
+	if (r < 0) {
+		if (ours && restore(m, p) == -ESRCH)
+			return drop(m, st->pid);
+		p->state = PROC_SKIPPED;
+		if (r == -EOPNOTSUPP)
+			set_reason(p, "rule %s: policy = %s is not decided per process", rule->name,
+				   rule_policy_to_string(rule->policy));
+		else
+			set_reason(p, "rule %s: no usable CCX", rule->name);
+		return;
+	}
+
+	r = allowed_cpus(m, st->pid, &allowed);
+	if (r == -ESRCH)
+		return drop(m, st->pid);
+	if (r < 0)
+		allowed = m->online;
+	CPU_AND(&target, &target, &allowed);
+	if (CPU_COUNT(&target) == 0) {
+		if (ours && restore(m, p) == -ESRCH)
+			return drop(m, st->pid);
+		p->state = PROC_SKIPPED;
+		set_reason(p, "rule %s: its cgroup cpuset %s excludes CCX %u", rule->name,
+			   cpulist_format(&allowed, list, sizeof(list)), ccx);
+		return;
+	}
+
+	if (!ours) {
+		if (actuator_get(st->pid, &current) < 0)
+			return drop(m, st->pid);
+		/* Narrower than everything it may use: somebody chose that by hand. */
+		if (!cpulist_is_subset(&allowed, &current) && !rule->force) {
+			p->state = PROC_SKIPPED;
+			set_reason(p, "rule %s: affinity %s was set by someone else (force = no)", rule->name,
+				   cpulist_format(&current, list, sizeof(list)));
+			return;
+		}
+		p->original = current;
+		p->have_original = true;
+	}
+
+	p->cpus = target;
+	if (m->config->mode == CONFIG_MODE_DRY_RUN) {
+		p->state = PROC_DRY_RUN;
+		set_reason(p, "rule %s: would pin to CCX %s", rule->name,
+			   manager_ccx_list(m, &target, list2, sizeof(list2)));
+		return;
+	}
+	r = apply(m, p, &target);
+	if (r == -ESRCH)
+		return drop(m, st->pid);
+	if (r < 0) {
+		p->state = PROC_SKIPPED;
+		set_reason(p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-r));
+		return;
+	}
+	if (p->state != PROC_PINNED)
+		log_info("Pinned %s[%d] to CCX %s (CPUs %s): rule %s", p->comm, (int)p->pid,
+			 manager_ccx_list(m, &target, list2, sizeof(list2)),
+			 cpulist_format(&target, list, sizeof(list)), rule->name);
+	p->state = PROC_PINNED;
+	set_reason(p, "rule %s", rule->name);
+}
+
+static void evaluate(struct manager *m, pid_t pid, enum trigger trigger) {
+	struct procfs_stat st;
+	const struct rule *rule;
+	struct proc *p;
+	int r;
+
+	if (m->config->mode == CONFIG_MODE_OFF)
+		return;
+	r = procfs_read_stat(m->root, pid, &st);
+	if (r < 0) {
+		if (r != -ESRCH)
+			log_debug_errno(r, "Failed to read /proc/%d/stat, ignoring: %m", (int)pid);
+		return drop(m, pid);
+	}
+	if (st.flags & PROCFS_PF_KTHREAD)
+		return;
+
+	p = proctable_get(m->procs, pid);
+	if (p && p->start_time != st.start_time) {
+		drop(m, pid);     /* the pid was reused behind our back */
+		p = NULL;
+	}
+	if (p && trigger == TRIGGER_SCAN && strcmp(p->comm, st.comm) == 0)
+		return;           /* known, and still the same program */
+	if (p && p->state == PROC_RELEASED) {
+		if (trigger != TRIGGER_EXEC)
+			return;   /* released until it execs again */
+		drop(m, pid);
+		p = NULL;
+	}
+
+	rule = match_rule(m, &st);
+	if (!rule) {
+		/* A placement follows the process and its descendants through
+		 * exec until a rule says otherwise. */
+		if (!p && trigger == TRIGGER_SCAN)
+			adopt_if_inherited(m, &st);
+		return;
+	}
+	decide_with_rule(m, &st, p, rule);
+}
+
+/* ---- process events --------------------------------------------------- */
+
+static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid) {
+	struct manager *m = userdata;
+	struct procfs_stat st;
+	struct proc *parent, *child;
+
+	if (child_pid != child_tgid)
+		return;    /* a thread: it inherits from the thread that made it */
+	parent = proctable_get(m->procs, parent_tgid);
+	if (!parent || (parent->state != PROC_PINNED && parent->state != PROC_DRY_RUN))
+		return;
+	if (procfs_read_stat(m->root, child_tgid, &st) < 0)
+		return;
+	child = get_or_add(m, &st);
+	if (!child)
+		return;
+	/* The parent may have forked before its own pin landed: set it anyway. */
+	child->state = parent->state;
+	child->original = parent->original;
+	child->have_original = parent->have_original;
+	child->cpus = parent->cpus;
+	child->inherited_from = parent->pid;
+	proc_set_rule(child, parent->rule);
+	set_reason(child, "inherited from %s[%d]", parent->comm, (int)parent->pid);
+	if (child->state == PROC_PINNED && apply(m, child, &child->cpus) == -ESRCH)
+		drop(m, child_tgid);
+}
+
+static void on_exec(void *userdata, pid_t tgid) {
+	evaluate(userdata, tgid, TRIGGER_EXEC);
+}
+
+static void on_comm(void *userdata, pid_t pid, pid_t tgid) {
+	if (pid == tgid)
+		evaluate(userdata, tgid, TRIGGER_COMM);
+}
+
+static void on_exit_event(void *userdata, pid_t pid, pid_t tgid) {
+	struct manager *m = userdata;
+
+	if (pid == tgid)
+		drop(m, tgid);
+}
+
+static void scan_all(struct manager *m, enum trigger trigger) {
+	pid_t *pids;
+	size_t n;
+	int r;
+
+	r = procfs_list_pids(m->root, &pids, &n);
+	if (r < 0) {
+		log_error_errno(r, "Failed to list processes: %m");
+		return;
+	}
+	/* Parents first (lower pids, mostly), so children can be seen as inheriting. */
+	for (size_t i = 0; i < n; i++)
+		evaluate(m, pids[i], trigger);
+	free(pids);
+	m->stats.rescans++;
+}
+
+static int on_rescan(sd_event_source *s, void *userdata) {
+	struct manager *m = userdata;
+
+	(void)s;
+	m->rescan = sd_event_source_disable_unref(m->rescan);
+	log_info("Rescanning /proc after lost process events");
+	scan_all(m, TRIGGER_SCAN);
+	return 0;
+}
+
+static void on_lost(void *userdata) {
+	struct manager *m = userdata;
+
+	/* Many overflows in one burst need one scan, after the burst is read. */
+	if (!m->rescan && sd_event_add_defer(m->event, &m->rescan, on_rescan, m) >= 0)
+		sd_event_source_set_priority(m->rescan, SD_EVENT_PRIORITY_IDLE);
+}
+
+static void on_unavailable(void *userdata, const char *why) {
+	struct manager *m = userdata;
+
+	m->polling = true;
+	snprintf(m->watcher_note, sizeof(m->watcher_note), "%s; scanning /proc every interval instead", why);
+	log_warning("No process events: %s", m->watcher_note);
+}
+
+static const struct watcher_ops watcher_ops = {
+	.fork = on_fork,
+	.exec = on_exec,
+	.comm = on_comm,
+	.exit = on_exit_event,
+	.lost = on_lost,
+	.unavailable = on_unavailable,
+};
+
+/* ---- housekeeping ----------------------------------------------------- */
+
+static void notify_status(struct manager *m) {
+	size_t n, pinned = 0;
+	struct proc **list = proctable_list(m->procs, &n);
+
+	for (size_t i = 0; list && i < n; i++)
+		if (list[i]->state == PROC_PINNED)
+			pinned++;
+	free(list);
+	sd_notifyf(0, "STATUS=%s, %zu processes pinned, mode %s", m->polling ? "Polling /proc" : "Watching process events",
+		   pinned, config_mode_to_string(m->config->mode));
+}
+
+/* Entries whose process died without an exit event (lost events, polling). */
+static void sweep(struct manager *m) {
+	size_t n;
+	struct proc **list = proctable_list(m->procs, &n);
+	pid_t *dead = calloc(n ? n : 1, sizeof(*dead));
+	size_t n_dead = 0;
+
+	for (size_t i = 0; list && dead && i < n; i++) {
+		struct procfs_stat st;
+		if (procfs_read_stat(m->root, list[i]->pid, &st) == -ESRCH ||
+		    (st.pid == list[i]->pid && st.start_time != list[i]->start_time))
+			dead[n_dead++] = list[i]->pid;
+	}
+	for (size_t i = 0; i < n_dead; i++)
+		drop(m, dead[i]);
+	free(dead);
+	free(list);
+}
+
+static int arm_interval(struct manager *m);
+
+static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
+	struct manager *m = userdata;
+
+	(void)s;
+	(void)usec;
+	if (m->polling)
+		scan_all(m, TRIGGER_SCAN);
+	sweep(m);
+	notify_status(m);
+	return arm_interval(m);
+}
+
+static int arm_interval(struct manager *m) {
+	uint64_t now;
+	int r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+
+	if (r < 0)
+		return r;
+	if (m->interval_timer) {
+		r = sd_event_source_set_time(m->interval_timer, now + m->config->interval_usec);
+		if (r >= 0)
+			r = sd_event_source_set_enabled(m->interval_timer, SD_EVENT_ONESHOT);
+		return r;
+	}
+	/* An explicit accuracy: with 0, sd-event allows itself 250 ms of slack. */
+	return sd_event_add_time(m->event, &m->interval_timer, CLOCK_MONOTONIC, now + m->config->interval_usec,
+				 m->config->interval_usec / 20 + 1, on_interval, m);
+}
+
+/* ---- reload, pin, unpin ----------------------------------------------- */
+
+static bool rule_exists(const struct config *c, const char *name) {
+	for (size_t i = 0; name && i < c->n_rules; i++)
+		if (strcmp(c->rules[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+static void restore_all(struct manager *m, bool forget) {
+	size_t n;
+	struct proc **list = proctable_list(m->procs, &n);
+	pid_t *gone = calloc(n ? n : 1, sizeof(*gone));
+	size_t n_gone = 0;
+
+	for (size_t i = 0; list && gone && i < n; i++) {
+		if (restore(m, list[i]) == -ESRCH || forget)
+			gone[n_gone++] = list[i]->pid;
+	}
+	for (size_t i = 0; i < n_gone; i++)
+		drop(m, gone[i]);
+	free(gone);
+	free(list);
+}
+
+int manager_reload(struct manager *m, char ***errors) {
+	struct config *c;
+	struct topology *t;
+	bool topology_changed;
+	size_t n;
+	struct proc **list;
+	int r;
+
+	sd_notify(0, "RELOADING=1");
+	r = manager_load_config(m->config_path, m->config_path_explicit, &c, &t, errors);
+	if (r < 0) {
+		m->stats.reload_failures++;
+		log_error("Reload failed, keeping the running configuration:");
+		for (char **e = *errors; e && *e; e++)
+			log_error("%s", *e);
+		sd_notify(0, "READY=1");
+		return r;
+	}
+
+	topology_changed = strcmp(c->topology, m->config->topology) != 0;
+	if (strcmp(c->socket, m->config->socket) != 0)
+		log_notice("The socket path changes from %s to %s at the next start", m->config->socket, c->socket);
+	/* CCX numbers of another topology mean other CPUs; another mode may forbid pinning. */
+	if (topology_changed || c->mode != CONFIG_MODE_ENFORCE)
+		restore_all(m, true);
+
+	/* Keep serving on the socket we have: it is bound already. */
+	free(c->socket);
+	c->socket = strdup(m->config->socket);
+	config_free(m->config);
+	m->config = c;
+	topology_free(m->topology);
+	m->topology = t;
+
+	/* Processes whose rule is gone get their original back; the rest are
+	 * decided again under the new rules. */
+	list = proctable_list(m->procs, &n);
+	for (size_t i = 0; list && i < n; i++) {
+		struct proc *p = list[i];
+		pid_t pid = p->pid;
+		if (p->state == PROC_RELEASED || (!p->rule && p->state == PROC_PINNED))
+			continue;   /* decided by hand */
+		if (!rule_exists(c, p->rule)) {
+			restore(m, p);
+			drop(m, pid);
+			continue;
+		}
+		if (!p->inherited_from)
+			evaluate(m, pid, TRIGGER_RELOAD);
+	}
+	free(list);
+	scan_all(m, TRIGGER_SCAN);
+	arm_interval(m);
+	m->stats.reloads++;
+	log_info("Reloaded %s: %zu rules, mode %s", c->path ? c->path : "defaults", c->n_rules,
+		 config_mode_to_string(c->mode));
+	sd_notify(0, "READY=1");
+	notify_status(m);
+	return 0;
+}
+
+int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct proc **ret) {
+	struct procfs_stat st;
+	cpu_set_t target, allowed, current;
+	bool keep_original;
+	struct proc *p;
+	int r;
+
+	if (m->config->mode == CONFIG_MODE_OFF)
+		return -ECANCELED;
+	r = procfs_read_stat(m->root, pid, &st);
+	if (r < 0)
+		return -ESRCH;
+	if (st.flags & PROCFS_PF_KTHREAD)
+		return -EPERM;
+	if (ccx >= m->topology->n_ccx || !m->topology->ccx[ccx].usable)
+		return -ENOENT;
+	r = allowed_cpus(m, pid, &allowed);
+	if (r < 0)
+		return r;
+	CPU_AND(&target, &m->topology->ccx[ccx].cpus, &allowed);
+	if (CPU_COUNT(&target) == 0)
+		return -EXDEV;
+
+	p = proctable_get(m->procs, pid);
+	if (p && p->start_time != st.start_time) {
+		drop(m, pid);
+		p = NULL;
+	}
+	/* Pinned already: what it had before ccxd is still the original. */
+	keep_original = p && p->state == PROC_PINNED && p->have_original;
+	if (!keep_original && actuator_get(pid, &current) < 0)
+		return -ESRCH;
+	p = get_or_add(m, &st);
+	if (!p)
+		return -ENOMEM;
+	if (!keep_original) {
+		p->original = current;
+		p->have_original = true;
+	}
+	p->cpus = target;
+	proc_set_rule(p, NULL);
+	p->inherited_from = 0;
+	if (m->config->mode == CONFIG_MODE_DRY_RUN) {
+		p->state = PROC_DRY_RUN;
+		set_reason(p, "pinned by hand to CCX %u (dry-run)", ccx);
+	} else {
+		r = apply(m, p, &target);
+		if (r < 0) {
+			if (r == -ESRCH)
+				drop(m, pid);
+			else
+				p->state = PROC_SKIPPED;
+			return r;
+		}
+		p->state = PROC_PINNED;
+		set_reason(p, "pinned by hand to CCX %u", ccx);
+		log_info("Pinned %s[%d] to CCX %u by hand", p->comm, (int)pid, ccx);
+	}
+	*ret = p;
+	return 0;
+}
+
+int manager_unpin(struct manager *m, pid_t pid, struct proc **ret) {
+	struct proc *p = proctable_get(m->procs, pid);
+	int r;
+
+	if (!p)
+		return kill(pid, 0) < 0 && errno == ESRCH ? -ESRCH : -ENOTCONN;
+	if (p->state != PROC_PINNED && p->state != PROC_DRY_RUN)
+		return -ENOTCONN;
+	r = restore(m, p);
+	if (r == -ESRCH) {
+		drop(m, pid);
+		return r;
+	}
+	if (r < 0)
+		return r;
+	p->state = PROC_RELEASED;
+	set_reason(p, "released by hand; left alone until it executes a new program");
+	log_info("Released %s[%d]", p->comm, (int)pid);
+	*ret = p;
+	return 0;
+}
+
+/* ---- life cycle ------------------------------------------------------- */
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+	struct manager *m = userdata;
+
+	(void)s;
+	if (si->ssi_signo == SIGHUP) {
+		char **errors = NULL;
+		manager_reload(m, &errors);
+		config_errors_free(errors);
+		return 0;
+	}
+	log_info("Received %s, shutting down", strsignal((int)si->ssi_signo));
+	return sd_event_exit(m->event, 0);
+}
+
+int manager_new(const char *config_path, struct manager **ret, char ***errors) {
+	struct manager *m = calloc(1, sizeof(*m));
+	struct timespec ts;
+	int r;
+
+	*errors = NULL;
+	if (!m)
+		return -ENOMEM;
+	m->root = "";
+	m->config_path_explicit = config_path != NULL;
+	m->config_path = strdup(config_path ? config_path : CONFIG_DEFAULT_PATH);
+	m->procs = proctable_new();
+	if (!m->config_path || !m->procs) {
+		manager_free(m);
+		return -ENOMEM;
+	}
+	r = manager_load_config(m->config_path, m->config_path_explicit, &m->config, &m->topology, errors);
+	if (r < 0) {
+		manager_free(m);
+		return r;
+	}
+	r = procfs_read_online_cpus(m->root, &m->online);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to read the online CPUs, using this process's affinity: %m");
+		actuator_get(0, &m->online);
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	m->started_usec = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	*ret = m;
+	return 0;
+}
+
+int manager_start(struct manager *m) {
+	sigset_t mask;
+	int fd, r;
+
+	r = sd_event_new(&m->event);
+	if (r < 0)
+		return log_error_errno(r, "Failed to create the event loop: %m");
+
+	/* sd-event takes only blocked signals. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if ((r = sd_event_add_signal(m->event, &m->sig_term, SIGTERM, on_signal, m)) < 0 ||
+	    (r = sd_event_add_signal(m->event, &m->sig_int, SIGINT, on_signal, m)) < 0 ||
+	    (r = sd_event_add_signal(m->event, &m->sig_hup, SIGHUP, on_signal, m)) < 0)
+		return log_error_errno(r, "Failed to watch signals: %m");
+	/* Sends WATCHDOG=1 by itself when systemd asks for it. */
+	r = sd_event_set_watchdog(m->event, true);
+	if (r < 0)
+		log_warning_errno(r, "Failed to enable the watchdog: %m");
+
+	fd = control_listen(m->config->socket, &m->socket_activated);
+	if (fd < 0)
+		return log_error_errno(fd, "Failed to listen on %s: %m", m->config->socket);
+	if (!m->socket_activated) {
+		m->socket_path = strdup(m->config->socket);
+		if (!m->socket_path) {
+			close(fd);
+			return -ENOMEM;
+		}
+	}
+	r = control_new(m->event, fd, manager_methods, manager_n_methods, m, &m->control);
+	if (r < 0)
+		return log_error_errno(r, "Failed to serve the control socket: %m");
+
+	/* Watching even in mode = off: a reload may turn it on. */
+	r = watcher_new(m->event, &watcher_ops, m, &m->watcher);
+	if (r < 0)
+		return log_error_errno(r, "Failed to watch processes: %m");
+	/* Rules apply to programs already running, too. */
+	scan_all(m, TRIGGER_SCAN);
+	r = arm_interval(m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to start the interval timer: %m");
+
+	log_info("ccxd %s started: %s, topology %s with %u CCX%s, %zu rules, mode %s, socket %s%s", CCXD_VERSION,
+		 m->config->path ? m->config->path : "default configuration", m->topology->source,
+		 m->topology->n_ccx, m->topology->n_ccx == 1 ? "" : "s", m->config->n_rules,
+		 config_mode_to_string(m->config->mode), m->config->socket,
+		 m->socket_activated ? " (socket-activated)" : "");
+	sd_notify(0, "READY=1");
+	notify_status(m);
+	return 0;
+}
+
+int manager_run(struct manager *m) {
+	int r = sd_event_loop(m->event);
+
+	sd_notify(0, "STOPPING=1");
+	if (m->config->restore_on_exit)
+		restore_all(m, false);
+	return r;
+}
+
+void manager_free(struct manager *m) {
+	if (!m)
+		return;
+	sd_event_source_disable_unref(m->sig_term);
+	sd_event_source_disable_unref(m->sig_int);
+	sd_event_source_disable_unref(m->sig_hup);
+	sd_event_source_disable_unref(m->interval_timer);
+	sd_event_source_disable_unref(m->rescan);
+	watcher_free(m->watcher);
+	control_free(m->control);
+	if (m->socket_path) {
+		unlink(m->socket_path);
+		free(m->socket_path);
+	}
+	proctable_free(m->procs);
+	topology_free(m->topology);
+	config_free(m->config);
+	free(m->config_path);
+	sd_event_unref(m->event);
+	free(m);
+}

@@ -1,0 +1,256 @@
+/* The io.ccxd Varlink methods: each takes validated parameters, asks the
+ * manager, and answers with plain JSON. Privilege is checked by control.c
+ * from the table at the bottom. */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "control.h"
+#include "cpulist.h"
+#include "manager.h"
+#include "placer.h"
+#include "protocol.h"
+#include "watcher.h"
+
+static json_object *cpus_json(const cpu_set_t *cpus) {
+	char list[CPULIST_MAX];
+
+	return json_object_new_string(cpulist_format(cpus, list, sizeof(list)));
+}
+
+static json_object *ccx_array(const struct manager *m, const cpu_set_t *cpus) {
+	json_object *a = json_object_new_array();
+	unsigned idx[CPU_SETSIZE];
+	size_t n = placer_ccxs_of(m->topology, cpus, idx, CPU_SETSIZE);
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_int((int)idx[i]));
+	return a;
+}
+
+static json_object *proc_json(const struct manager *m, const struct proc *p) {
+	json_object *o = json_object_new_object();
+	bool placed = p->state == PROC_PINNED || p->state == PROC_DRY_RUN;
+
+	json_object_object_add(o, "pid", json_object_new_int(p->pid));
+	json_object_object_add(o, "comm", json_object_new_string(p->comm));
+	json_object_object_add(o, "state", json_object_new_string(proc_state_to_string(p->state)));
+	json_object_object_add(o, "ccx", placed ? ccx_array(m, &p->cpus) : json_object_new_array());
+	json_object_object_add(o, "cpus", placed ? cpus_json(&p->cpus) : NULL);
+	json_object_object_add(o, "rule", p->rule ? json_object_new_string(p->rule) : NULL);
+	json_object_object_add(o, "reason", json_object_new_string(p->reason));
+	json_object_object_add(o, "original_cpus", p->have_original ? cpus_json(&p->original) : NULL);
+	json_object_object_add(o, "inherited_from", p->inherited_from ? json_object_new_int(p->inherited_from) : NULL);
+	return o;
+}
+
+static json_object *u64(uint64_t v) {
+	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+static void get_status(void *userdata, struct control_call *call) {
+	struct manager *m = userdata;
+	struct watcher_stats ws = watcher_stats(m->watcher);
+	json_object *o = json_object_new_object(), *w = json_object_new_object(),
+		    *counters = json_object_new_object(), *procs = json_object_new_array();
+	struct proc **list;
+	size_t n;
+
+	json_object_object_add(o, "version", json_object_new_string(CCXD_VERSION));
+	json_object_object_add(o, "mode", json_object_new_string(config_mode_to_string(m->config->mode)));
+	json_object_object_add(o, "config", m->config->path ? json_object_new_string(m->config->path) : NULL);
+	json_object_object_add(o, "topology", json_object_new_string(m->topology->source));
+	json_object_object_add(o, "started_usec", u64(m->started_usec));
+
+	json_object_object_add(w, "source", json_object_new_string(m->polling ? "polling" :
+		watcher_active(m->watcher) ? "netlink" : "starting"));
+	json_object_object_add(w, "note", m->polling ? json_object_new_string(m->watcher_note) : NULL);
+	json_object_object_add(o, "watcher", w);
+
+	json_object_object_add(counters, "events", u64(ws.events));
+	json_object_object_add(counters, "lost_events", u64(ws.lost));
+	json_object_object_add(counters, "rescans", u64(m->stats.rescans));
+	json_object_object_add(counters, "pins", u64(m->stats.pins));
+	json_object_object_add(counters, "restores", u64(m->stats.restores));
+	json_object_object_add(counters, "pin_failures", u64(m->stats.pin_failures));
+	json_object_object_add(counters, "reloads", u64(m->stats.reloads));
+	json_object_object_add(counters, "reload_failures", u64(m->stats.reload_failures));
+	json_object_object_add(o, "counters", counters);
+
+	list = proctable_list(m->procs, &n);
+	for (size_t i = 0; list && i < n; i++)
+		json_object_array_add(procs, proc_json(m, list[i]));
+	free(list);
+	json_object_object_add(o, "processes", procs);
+	call->reply = o;
+}
+
+static void get_topology(void *userdata, struct control_call *call) {
+	struct manager *m = userdata;
+
+	call->reply = protocol_topology_json(m->topology);
+}
+
+static void get_rules(void *userdata, struct control_call *call) {
+	struct manager *m = userdata;
+	json_object *o = json_object_new_object(), *rules = json_object_new_array();
+
+	json_object_object_add(o, "config", m->config->path ? json_object_new_string(m->config->path) : NULL);
+	for (size_t i = 0; i < m->config->n_rules; i++) {
+		const struct rule *r = &m->config->rules[i];
+		json_object *x = json_object_new_object(), *ccx;
+		json_object_object_add(x, "name", json_object_new_string(r->name));
+		json_object_object_add(x, "exe", r->exe ? json_object_new_string(r->exe) : NULL);
+		json_object_object_add(x, "cmdline", r->cmdline ? json_object_new_string(r->cmdline) : NULL);
+		if (r->ccx_auto)
+			ccx = json_object_new_string("auto");
+		else {
+			ccx = json_object_new_array();
+			for (size_t k = 0; k < r->n_ccx; k++)
+				json_object_array_add(ccx, json_object_new_int((int)r->ccx[k]));
+		}
+		json_object_object_add(x, "ccx", ccx);
+		json_object_object_add(x, "policy", json_object_new_string(rule_policy_to_string(r->policy)));
+		json_object_object_add(x, "smt", json_object_new_string(rule_smt_to_string(r->smt)));
+		json_object_object_add(x, "prefer", json_object_new_string(rule_prefer_to_string(r->prefer)));
+		json_object_object_add(x, "force", json_object_new_boolean(r->force));
+		json_object_object_add(x, "line", json_object_new_int((int)r->line));
+		json_object_array_add(rules, x);
+	}
+	json_object_object_add(o, "rules", rules);
+	call->reply = o;
+}
+
+static void get_version(void *userdata, struct control_call *call) {
+	(void)userdata;
+	call->reply = json_object_new_object();
+	json_object_object_add(call->reply, "version", json_object_new_string(CCXD_VERSION));
+	json_object_object_add(call->reply, "protocol", json_object_new_int(CCXD_PROTOCOL_VERSION));
+}
+
+static void get_info(void *userdata, struct control_call *call) {
+	json_object *interfaces = json_object_new_array();
+
+	(void)userdata;
+	json_object_array_add(interfaces, json_object_new_string("org.varlink.service"));
+	json_object_array_add(interfaces, json_object_new_string(CCXD_INTERFACE));
+	call->reply = json_object_new_object();
+	json_object_object_add(call->reply, "vendor", json_object_new_string("ccxd"));
+	json_object_object_add(call->reply, "product", json_object_new_string("ccxd"));
+	json_object_object_add(call->reply, "version", json_object_new_string(CCXD_VERSION));
+	json_object_object_add(call->reply, "url", json_object_new_string("man:ccxd(8)"));
+	json_object_object_add(call->reply, "interfaces", interfaces);
+}
+
+/* An integer parameter in [min, max]; on failure the call gets Varlink's
+ * InvalidParameter naming it. */
+static bool int_parameter(struct control_call *call, const char *name, long long min, long long max,
+			  long long *ret) {
+	json_object *v;
+
+	if (!json_object_object_get_ex(call->parameters, name, &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) < min || json_object_get_int64(v) > max) {
+		call->error = VARLINK_ERROR_INVALID_PARAMETER;
+		call->error_parameters = json_object_new_object();
+		json_object_object_add(call->error_parameters, "parameter", json_object_new_string(name));
+		return false;
+	}
+	*ret = json_object_get_int64(v);
+	return true;
+}
+
+static void fail_errno(struct manager *m, struct control_call *call, int r, long long pid, long long ccx) {
+	switch (r) {
+	case -ESRCH:
+		control_call_fail(call, CCXD_ERROR_NO_SUCH_PROCESS, "no process %lld", pid);
+		break;
+	case -ENOENT:
+		control_call_fail(call, CCXD_ERROR_NO_SUCH_CCX, "no usable CCX %lld (topology has %u)", ccx,
+				  m->topology->n_ccx);
+		break;
+	case -ENOTCONN:
+		control_call_fail(call, CCXD_ERROR_NOT_PINNED, "process %lld is not placed by ccxd", pid);
+		break;
+	case -ECANCELED:
+		control_call_fail(call, CCXD_ERROR_DISABLED, "mode = off: ccxd places nothing");
+		break;
+	case -EPERM:
+		control_call_fail(call, CCXD_ERROR_PIN_FAILED, "process %lld is a kernel thread", pid);
+		break;
+	case -EXDEV:
+		control_call_fail(call, CCXD_ERROR_PIN_FAILED, "the cgroup cpuset of process %lld excludes CCX %lld",
+				  pid, ccx);
+		break;
+	default:
+		control_call_fail(call, CCXD_ERROR_PIN_FAILED, "%s", strerror(-r));
+	}
+}
+
+static void reply_process(struct manager *m, struct control_call *call, const struct proc *p) {
+	call->reply = json_object_new_object();
+	json_object_object_add(call->reply, "process", proc_json(m, p));
+}
+
+static void pin(void *userdata, struct control_call *call) {
+	struct manager *m = userdata;
+	long long pid, ccx;
+	struct proc *p;
+	int r;
+
+	if (!int_parameter(call, "pid", 1, INT_MAX, &pid) || !int_parameter(call, "ccx", 0, CPU_SETSIZE - 1, &ccx))
+		return;
+	r = manager_pin(m, (pid_t)pid, (unsigned)ccx, &p);
+	if (r < 0)
+		return fail_errno(m, call, r, pid, ccx);
+	reply_process(m, call, p);
+}
+
+static void unpin(void *userdata, struct control_call *call) {
+	struct manager *m = userdata;
+	long long pid;
+	struct proc *p;
+	int r;
+
+	if (!int_parameter(call, "pid", 1, INT_MAX, &pid))
+		return;
+	r = manager_unpin(m, (pid_t)pid, &p);
+	if (r < 0)
+		return fail_errno(m, call, r, pid, -1);
+	reply_process(m, call, p);
+}
+
+static void reload(void *userdata, struct control_call *call) {
+	struct manager *m = userdata;
+	char **errors = NULL;
+	json_object *list;
+	int r;
+
+	r = manager_reload(m, &errors);
+	if (r < 0) {
+		control_call_fail(call, CCXD_ERROR_CONFIG_INVALID, "%s is not valid; the running configuration stays",
+				  m->config_path);
+		list = json_object_new_array();
+		for (char **e = errors; e && *e; e++)
+			json_object_array_add(list, json_object_new_string(*e));
+		if (!errors)
+			json_object_array_add(list, json_object_new_string(strerror(-r)));
+		json_object_object_add(call->error_parameters, "errors", list);
+		config_errors_free(errors);
+		return;
+	}
+	call->reply = json_object_new_object();
+	json_object_object_add(call->reply, "rules", json_object_new_int((int)m->config->n_rules));
+}
+
+static const struct control_method methods[] = {
+	{ VARLINK_METHOD_GET_INFO,  false, get_info },
+	{ CCXD_METHOD_GET_STATUS,   false, get_status },
+	{ CCXD_METHOD_GET_TOPOLOGY, false, get_topology },
+	{ CCXD_METHOD_GET_RULES,    false, get_rules },
+	{ CCXD_METHOD_GET_VERSION,  false, get_version },
+	{ CCXD_METHOD_PIN,          true,  pin },
+	{ CCXD_METHOD_UNPIN,        true,  unpin },
+	{ CCXD_METHOD_RELOAD,       true,  reload },
+};
+const struct control_method *const manager_methods = methods;
+const size_t manager_n_methods = sizeof(methods) / sizeof(methods[0]);

@@ -1,0 +1,113 @@
+#include "placer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+struct candidate {
+	unsigned ccx;
+	uint64_t cache_size;
+	unsigned load;
+	enum rule_prefer prefer;
+};
+
+static int compare_candidates(const void *a, const void *b) {
+	const struct candidate *x = a, *y = b;
+
+	if (x->prefer == RULE_PREFER_CACHE && x->cache_size != y->cache_size)
+		return x->cache_size > y->cache_size ? -1 : 1;
+	if (x->prefer == RULE_PREFER_FREQUENCY && x->cache_size != y->cache_size)
+		return x->cache_size < y->cache_size ? -1 : 1;
+	if (x->load != y->load)
+		return x->load < y->load ? -1 : 1;
+	return (x->ccx > y->ccx) - (x->ccx < y->ccx);
+}
+
+int placer_rule_candidates(const struct topology *t, const struct rule *r,
+			   const struct placer_load *load, unsigned *order) {
+	struct candidate *c = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*c));
+	size_t n = 0;
+
+	if (!c)
+		return -ENOMEM;
+	if (r->ccx_auto) {
+		for (unsigned i = 0; i < t->n_ccx; i++)
+			if (t->ccx[i].usable)
+				c[n++].ccx = i;
+	} else {
+		for (size_t i = 0; i < r->n_ccx && n < t->n_ccx; i++) {
+			if (r->ccx[i] >= t->n_ccx || !t->ccx[r->ccx[i]].usable) {
+				free(c);
+				return -ENOENT;
+			}
+			c[n++].ccx = r->ccx[i];
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		c[i].cache_size = t->ccx[c[i].ccx].cache_size;
+		c[i].load = load && c[i].ccx < load->n_ccx ? load->processes[c[i].ccx] : 0;
+		c[i].prefer = r->prefer;
+	}
+	qsort(c, n, sizeof(*c), compare_candidates);
+	for (size_t i = 0; i < n; i++)
+		order[i] = c[i].ccx;
+	free(c);
+	return n ? (int)n : -ENOENT;
+}
+
+void placer_ccx_cpus(const struct topology_ccx *ccx, enum rule_smt smt, cpu_set_t *ret) {
+	if (smt == RULE_SMT_ALLOW) {
+		*ret = ccx->cpus;
+		return;
+	}
+	CPU_ZERO(ret);
+	for (unsigned i = 0; i < ccx->n_cores; i++)
+		for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &ccx->cores[i].pus)) {
+				CPU_SET(cpu, ret);
+				break;
+			}
+}
+
+int placer_rule_cpus(const struct topology *t, const struct rule *r, const struct placer_load *load,
+		     cpu_set_t *ret, unsigned *ccx) {
+	unsigned *order;
+	int n;
+
+	if (r->policy != RULE_POLICY_PIN && r->policy != RULE_POLICY_COMPACT)
+		return -EOPNOTSUPP;
+	order = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	n = placer_rule_candidates(t, r, load, order);
+	if (n < 0) {
+		free(order);
+		return n;
+	}
+	/* pin with a list takes all of it; otherwise one CCX, the best. */
+	if (r->policy == RULE_POLICY_PIN && !r->ccx_auto) {
+		CPU_ZERO(ret);
+		for (int i = 0; i < n; i++) {
+			cpu_set_t one;
+			placer_ccx_cpus(&t->ccx[order[i]], r->smt, &one);
+			CPU_OR(ret, ret, &one);
+		}
+		*ccx = r->ccx[0];
+	} else {
+		placer_ccx_cpus(&t->ccx[order[0]], r->smt, ret);
+		*ccx = order[0];
+	}
+	free(order);
+	return 0;
+}
+
+size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned *ret, size_t max) {
+	size_t n = 0;
+
+	for (unsigned i = 0; i < t->n_ccx && n < max; i++) {
+		cpu_set_t both;
+		CPU_AND(&both, &t->ccx[i].cpus, cpus);
+		if (CPU_COUNT(&both) > 0)
+			ret[n++] = i;
+	}
+	return n;
+}

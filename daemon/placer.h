@@ -1,0 +1,36 @@
+/* Placement policy: pure functions from the topology, a rule and the current
+ * load to CPU sets. Nothing here reads the system. */
+#pragma once
+
+#include <sched.h>
+#include <stddef.h>
+
+#include "rules.h"
+#include "topology.h"
+
+/* How many processes ccxd has placed on each CCX; indexed by CCX, n_ccx long. */
+struct placer_load {
+	const unsigned *processes;
+	size_t n_ccx;
+};
+
+/* The CCXs a rule may use, best first: the ones it lists (or every usable
+ * CCX for ccx = auto), ordered by its prefer = key, then by load, then by
+ * index. Returns how many were written to order (at most t->n_ccx), or
+ * -ENOENT when a listed CCX does not exist or has no online CPU. */
+int placer_rule_candidates(const struct topology *t, const struct rule *r,
+			   const struct placer_load *load, unsigned *order);
+
+/* The CPUs a process matched by r gets: for policy pin, every listed CCX (or
+ * the best one for ccx = auto); for compact, the best listed CCX. With
+ * smt = avoid only the first PU of each core. *ccx gets the first CCX used.
+ * Returns 0, -ENOENT (no usable CCX), -EOPNOTSUPP for policies that are not
+ * decided per process. */
+int placer_rule_cpus(const struct topology *t, const struct rule *r, const struct placer_load *load,
+		     cpu_set_t *ret, unsigned *ccx);
+
+/* The CPUs of one CCX, honouring smt = avoid. */
+void placer_ccx_cpus(const struct topology_ccx *ccx, enum rule_smt smt, cpu_set_t *ret);
+
+/* The indexes of the CCXs that cpus touches, at most max of them, in ret. Returns how many. */
+size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned *ret, size_t max);

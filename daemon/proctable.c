@@ -1,0 +1,169 @@
+#include "proctable.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Chained hash on pid: a few thousand entries at most, each looked up on every
+ * fork/exec/exit event, so lookups must be O(1). */
+struct bucket_entry {
+	struct proc proc;
+	struct bucket_entry *next;
+};
+
+struct proctable {
+	struct bucket_entry **buckets;
+	size_t n_buckets;          /* a power of two */
+	size_t size;
+};
+
+static size_t bucket_of(const struct proctable *t, pid_t pid) {
+	return ((size_t)pid * 2654435761u) & (t->n_buckets - 1);
+}
+
+struct proctable *proctable_new(void) {
+	struct proctable *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->n_buckets = 256;
+	t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
+	if (!t->buckets) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void entry_free(struct bucket_entry *e) {
+	if (e->proc.pidfd >= 0)
+		close(e->proc.pidfd);
+	free(e->proc.rule);
+	free(e);
+}
+
+void proctable_free(struct proctable *t) {
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_buckets; i++) {
+		struct bucket_entry *e = t->buckets[i];
+		while (e) {
+			struct bucket_entry *next = e->next;
+			entry_free(e);
+			e = next;
+		}
+	}
+	free(t->buckets);
+	free(t);
+}
+
+size_t proctable_size(const struct proctable *t) {
+	return t->size;
+}
+
+struct proc *proctable_get(const struct proctable *t, pid_t pid) {
+	for (struct bucket_entry *e = t->buckets[bucket_of(t, pid)]; e; e = e->next)
+		if (e->proc.pid == pid)
+			return &e->proc;
+	return NULL;
+}
+
+static void grow(struct proctable *t) {
+	size_t n = t->n_buckets * 2;
+	struct bucket_entry **b = calloc(n, sizeof(*b));
+
+	/* Growing is an optimisation: without memory we keep longer chains. */
+	if (!b)
+		return;
+	for (size_t i = 0; i < t->n_buckets; i++) {
+		struct bucket_entry *e = t->buckets[i];
+		while (e) {
+			struct bucket_entry *next = e->next;
+			size_t k = ((size_t)e->proc.pid * 2654435761u) & (n - 1);
+			e->next = b[k];
+			b[k] = e;
+			e = next;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->n_buckets = n;
+}
+
+struct proc *proctable_add(struct proctable *t, pid_t pid, uint64_t start_time) {
+	struct bucket_entry *e;
+	size_t k;
+
+	proctable_remove(t, pid);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->proc.pid = pid;
+	e->proc.start_time = start_time;
+	e->proc.pidfd = -1;
+	e->proc.state = PROC_SKIPPED;
+	if (t->size >= t->n_buckets)
+		grow(t);
+	k = bucket_of(t, pid);
+	e->next = t->buckets[k];
+	t->buckets[k] = e;
+	t->size++;
+	return &e->proc;
+}
+
+void proctable_remove(struct proctable *t, pid_t pid) {
+	for (struct bucket_entry **pe = &t->buckets[bucket_of(t, pid)]; *pe; pe = &(*pe)->next) {
+		struct bucket_entry *e = *pe;
+		if (e->proc.pid == pid) {
+			*pe = e->next;
+			entry_free(e);
+			t->size--;
+			return;
+		}
+	}
+}
+
+static int compare_pid(const void *a, const void *b) {
+	const struct proc *pa = *(struct proc *const *)a, *pb = *(struct proc *const *)b;
+
+	return (pa->pid > pb->pid) - (pa->pid < pb->pid);
+}
+
+struct proc **proctable_list(const struct proctable *t, size_t *n) {
+	struct proc **list = malloc((t->size ? t->size : 1) * sizeof(*list));
+	size_t k = 0;
+
+	if (!list)
+		return NULL;
+	for (size_t i = 0; i < t->n_buckets; i++)
+		for (struct bucket_entry *e = t->buckets[i]; e; e = e->next)
+			list[k++] = &e->proc;
+	qsort(list, k, sizeof(*list), compare_pid);
+	*n = k;
+	return list;
+}
+
+int proc_set_rule(struct proc *p, const char *rule) {
+	char *copy = NULL;
+
+	if (rule) {
+		copy = strdup(rule);
+		if (!copy)
+			return -ENOMEM;
+	}
+	free(p->rule);
+	p->rule = copy;
+	return 0;
+}
+
+const char *proc_state_to_string(enum proc_state s) {
+	switch (s) {
+	case PROC_PINNED: return "pinned";
+	case PROC_DRY_RUN: return "dry-run";
+	case PROC_SKIPPED: return "skipped";
+	case PROC_IGNORED: return "ignored";
+	case PROC_RELEASED: return "released";
+	}
+	return "unknown";
+}

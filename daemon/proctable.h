@@ -1,0 +1,55 @@
+/* The processes ccxd has decided something about, keyed by pid and checked
+ * against their start time: a pid alone names a process only until it is
+ * reused. Processes no rule matched are not kept. */
+#pragma once
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procfs.h"
+
+enum proc_state {
+	PROC_PINNED,              /* ccxd set its affinity */
+	PROC_DRY_RUN,             /* ccxd would set it (mode = dry-run) */
+	PROC_SKIPPED,             /* a rule matched but ccxd left it alone: see reason */
+	PROC_IGNORED,             /* its rule says policy = ignore */
+	PROC_RELEASED,            /* unpinned by hand; left alone until it execs again */
+};
+
+struct proc {
+	pid_t pid;
+	uint64_t start_time;      /* clock ticks after boot, from /proc/PID/stat */
+	int pidfd;                /* -1 until ccxd acts on it */
+	char comm[PROCFS_COMM_MAX];
+	char *rule;               /* name of the rule that placed it, NULL when pinned by hand */
+	enum proc_state state;
+	bool have_original;
+	cpu_set_t original;       /* affinity before ccxd first touched it */
+	cpu_set_t cpus;           /* affinity ccxd gave it (or would give it) */
+	pid_t inherited_from;     /* parent it inherited its placement from, 0 if none */
+	char reason[160];
+};
+
+struct proctable;
+
+struct proctable *proctable_new(void);
+void proctable_free(struct proctable *t);
+
+size_t proctable_size(const struct proctable *t);
+struct proc *proctable_get(const struct proctable *t, pid_t pid);
+
+/* Adds a fresh entry (state PROC_SKIPPED, no original), replacing any stale
+ * entry for the same pid. Returns NULL when out of memory. */
+struct proc *proctable_add(struct proctable *t, pid_t pid, uint64_t start_time);
+
+void proctable_remove(struct proctable *t, pid_t pid);
+
+/* Every entry, sorted by pid, as a malloc'd array of pointers that stays valid
+ * until the table is next changed. */
+struct proc **proctable_list(const struct proctable *t, size_t *n);
+
+int proc_set_rule(struct proc *p, const char *rule);
+const char *proc_state_to_string(enum proc_state s);

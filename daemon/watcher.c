@@ -1,0 +1,252 @@
+#include "watcher.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "log.h"
+
+/* Bursts of fork/exec/exit (a parallel build) outrun the default 208 KiB
+ * socket buffer; each event is about 100 bytes on the wire. */
+#define WATCHER_RCVBUF (8 * 1024 * 1024)
+/* The kernel answers LISTEN at once; silence this long means a PID namespace. */
+#define WATCHER_ACK_TIMEOUT_USEC (1000 * 1000)
+
+enum watcher_state {
+	WATCHER_WAITING_ACK,
+	WATCHER_ACTIVE,
+	WATCHER_UNAVAILABLE,
+};
+
+struct watcher {
+	sd_event *event;
+	struct nl_sock *sock;
+	sd_event_source *io;
+	sd_event_source *ack_timer;
+	sd_event_source *defer;        /* reports unavailability from the loop */
+	const struct watcher_ops *ops;
+	void *userdata;
+	enum watcher_state state;
+	char why[256];
+	struct watcher_stats stats;
+};
+
+static void set_unavailable(struct watcher *w, const char *fmt, const char *detail);
+
+static void dispatch(struct watcher *w, const struct proc_event *ev) {
+	switch (ev->what) {
+	case PROC_EVENT_NONE:
+		if (w->state == WATCHER_WAITING_ACK) {
+			w->state = WATCHER_ACTIVE;
+			w->ack_timer = sd_event_source_disable_unref(w->ack_timer);
+			log_debug("proc connector is listening");
+		}
+		return;
+	case PROC_EVENT_FORK:
+		w->ops->fork(w->userdata, ev->event_data.fork.parent_tgid,
+			     ev->event_data.fork.child_pid, ev->event_data.fork.child_tgid);
+		break;
+	case PROC_EVENT_EXEC:
+		w->ops->exec(w->userdata, ev->event_data.exec.process_tgid);
+		break;
+	case PROC_EVENT_COMM:
+		w->ops->comm(w->userdata, ev->event_data.comm.process_pid, ev->event_data.comm.process_tgid);
+		break;
+	case PROC_EVENT_EXIT:
+		w->ops->exit(w->userdata, ev->event_data.exit.process_pid, ev->event_data.exit.process_tgid);
+		break;
+	default:
+		return;
+	}
+	w->stats.events++;
+}
+
+/* Connector messages arrive as NLMSG_DONE, so libnl hands them to the FINISH
+ * callback, not to VALID. */
+static int on_message(struct nl_msg *msg, void *arg) {
+	struct watcher *w = arg;
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	const struct cn_msg *cn;
+	int len = nlmsg_datalen(h);
+
+	if (len < (int)sizeof(struct cn_msg))
+		return NL_SKIP;
+	cn = nlmsg_data(h);
+	if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC ||
+	    cn->len > (unsigned)len - sizeof(struct cn_msg) ||
+	    cn->len < offsetof(struct proc_event, event_data) + sizeof(((struct proc_event *)0)->event_data.exit))
+		return NL_SKIP;
+	dispatch(w, (const struct proc_event *)cn->data);
+	return NL_OK;
+}
+
+static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+	struct watcher *w = userdata;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	/* Drain what is queued; each call reads one datagram. */
+	for (int i = 0; i < 256; i++) {
+		int r = nl_recvmsgs_default(w->sock);
+		if (r == -NLE_AGAIN)
+			break;
+		if (r == -NLE_NOMEM) {
+			/* ENOBUFS: the kernel dropped events. The socket keeps working. */
+			w->stats.lost++;
+			w->ops->lost(w->userdata);
+			continue;
+		}
+		if (r < 0) {
+			log_warning("Failed to receive proc events: %s", nl_geterror(r));
+			break;
+		}
+	}
+	return 0;
+}
+
+static int on_ack_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+	struct watcher *w = userdata;
+
+	(void)s;
+	(void)usec;
+	if (w->state == WATCHER_WAITING_ACK)
+		set_unavailable(w, "%s", "the proc connector did not acknowledge LISTEN (PID namespace?)");
+	return 0;
+}
+
+static int on_report_unavailable(sd_event_source *s, void *userdata) {
+	struct watcher *w = userdata;
+
+	(void)s;
+	w->defer = sd_event_source_disable_unref(w->defer);
+	w->ops->unavailable(w->userdata, w->why);
+	return 0;
+}
+
+static void set_unavailable(struct watcher *w, const char *fmt, const char *detail) {
+	w->state = WATCHER_UNAVAILABLE;
+	snprintf(w->why, sizeof(w->why), fmt, detail);
+	w->io = sd_event_source_disable_unref(w->io);
+	w->ack_timer = sd_event_source_disable_unref(w->ack_timer);
+	if (w->sock) {
+		nl_socket_free(w->sock);
+		w->sock = NULL;
+	}
+	if (!w->defer && sd_event_add_defer(w->event, &w->defer, on_report_unavailable, w) < 0)
+		w->ops->unavailable(w->userdata, w->why);
+}
+
+static int send_listen(struct nl_sock *sock) {
+	struct {
+		struct cn_msg cn;
+		enum proc_cn_mcast_op op;
+	} __attribute__((packed)) req = {
+		.cn = { .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC }, .len = sizeof(enum proc_cn_mcast_op) },
+		.op = PROC_CN_MCAST_LISTEN,
+	};
+	struct nl_msg *msg = nlmsg_alloc_simple(NLMSG_DONE, 0);
+	int r;
+
+	if (!msg)
+		return -NLE_NOMEM;
+	r = nlmsg_append(msg, &req, sizeof(req), NLMSG_ALIGNTO);
+	if (r >= 0)
+		r = nl_send_auto(sock, msg);
+	nlmsg_free(msg);
+	return r < 0 ? r : 0;
+}
+
+static int connect_socket(struct watcher *w) {
+	int r;
+
+	w->sock = nl_socket_alloc();
+	if (!w->sock)
+		return -NLE_NOMEM;
+	/* The kernel numbers its messages itself and never acks. */
+	nl_socket_disable_seq_check(w->sock);
+	nl_socket_disable_auto_ack(w->sock);
+	nl_socket_disable_msg_peek(w->sock);
+	r = nl_socket_modify_cb(w->sock, NL_CB_FINISH, NL_CB_CUSTOM, on_message, w);
+	if (r < 0)
+		return r;
+	r = nl_connect(w->sock, NETLINK_CONNECTOR);
+	if (r < 0)
+		return r;
+	r = nl_socket_add_membership(w->sock, CN_IDX_PROC);
+	if (r < 0)
+		return r;
+	/* Only after connect: connecting resets the buffer size. */
+	r = nl_socket_set_buffer_size(w->sock, WATCHER_RCVBUF, 0);
+	if (r < 0)
+		log_warning("Failed to enlarge the proc connector's receive buffer: %s", nl_geterror(r));
+	r = nl_socket_set_nonblocking(w->sock);
+	if (r < 0)
+		return r;
+	return send_listen(w->sock);
+}
+
+int watcher_new(sd_event *e, const struct watcher_ops *ops, void *userdata, struct watcher **ret) {
+	struct watcher *w = calloc(1, sizeof(*w));
+	uint64_t now;
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	w->event = sd_event_ref(e);
+	w->ops = ops;
+	w->userdata = userdata;
+	w->state = WATCHER_WAITING_ACK;
+
+	r = connect_socket(w);
+	if (r < 0) {
+		set_unavailable(w, "cannot subscribe to the proc connector: %s", nl_geterror(r));
+		*ret = w;
+		return 0;
+	}
+	r = sd_event_add_io(e, &w->io, nl_socket_get_fd(w->sock), EPOLLIN, on_readable, w);
+	if (r < 0)
+		goto fail;
+	/* Process events go first: a pin decided late is a pin that missed the
+	 * program's first milliseconds. */
+	r = sd_event_source_set_priority(w->io, SD_EVENT_PRIORITY_IMPORTANT);
+	if (r < 0)
+		goto fail;
+	r = sd_event_now(e, CLOCK_MONOTONIC, &now);
+	if (r < 0)
+		goto fail;
+	r = sd_event_add_time(e, &w->ack_timer, CLOCK_MONOTONIC, now + WATCHER_ACK_TIMEOUT_USEC,
+			      10 * 1000, on_ack_timeout, w);
+	if (r < 0)
+		goto fail;
+	*ret = w;
+	return 0;
+fail:
+	watcher_free(w);
+	return r;
+}
+
+void watcher_free(struct watcher *w) {
+	if (!w)
+		return;
+	sd_event_source_disable_unref(w->io);
+	sd_event_source_disable_unref(w->ack_timer);
+	sd_event_source_disable_unref(w->defer);
+	if (w->sock)
+		nl_socket_free(w->sock);
+	sd_event_unref(w->event);
+	free(w);
+}
+
+bool watcher_active(const struct watcher *w) {
+	return w->state == WATCHER_ACTIVE;
+}
+
+struct watcher_stats watcher_stats(const struct watcher *w) {
+	return w->stats;
+}

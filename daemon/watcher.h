@@ -1,0 +1,39 @@
+/* Process events from the kernel's netlink proc connector, through libnl-3, in
+ * the sd-event loop. When the connector is not available (no privilege, or a
+ * PID namespace where LISTEN is silently ignored) the watcher says so once and
+ * the daemon falls back to scanning /proc. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+struct watcher_ops {
+	/* child_pid != child_tgid: a new thread, not a new process */
+	void (*fork)(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid);
+	void (*exec)(void *userdata, pid_t tgid);
+	/* pid != tgid: a thread renamed itself */
+	void (*comm)(void *userdata, pid_t pid, pid_t tgid);
+	void (*exit)(void *userdata, pid_t pid, pid_t tgid);
+	/* The kernel dropped events (receive buffer full): the table needs a rescan. */
+	void (*lost)(void *userdata);
+	/* No events will come; why says so for people. */
+	void (*unavailable)(void *userdata, const char *why);
+};
+
+struct watcher_stats {
+	uint64_t events;          /* events handled */
+	uint64_t lost;            /* times the kernel reported lost events */
+};
+
+struct watcher;
+
+/* Connects and subscribes. Returns 0 with *ret set, even when the connector
+ * turns out to be unavailable (ops->unavailable is then called from the event
+ * loop, never from here). */
+int watcher_new(sd_event *e, const struct watcher_ops *ops, void *userdata, struct watcher **ret);
+void watcher_free(struct watcher *w);
+
+bool watcher_active(const struct watcher *w);
+struct watcher_stats watcher_stats(const struct watcher *w);

@@ -1,0 +1,439 @@
+/* ccxctl: asks ccxd over its control socket; tables for people, JSON for programs. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpulist.h"
+#include "protocol.h"
+#include "topology.h"
+
+#define CALL_TIMEOUT_MS (30 * 1000)
+
+struct options {
+	const char *socket;
+	const char *topology;     /* topology --topology SPEC: read locally, no daemon */
+	bool json;
+};
+
+struct command {
+	const char *name;
+	const char *args;
+	const char *help;
+	int min_args, max_args;
+	int (*run)(const struct options *o, int argc, char **argv);
+};
+
+/* ---- tables ------------------------------------------------------------ */
+
+#define TABLE_COLUMNS_MAX 10
+
+struct table {
+	size_t n_columns, n_rows;
+	char **cells;             /* n_rows * n_columns, row 0 is the header */
+};
+
+static void table_add(struct table *t, ...) {
+	va_list ap;
+	char **cells = realloc(t->cells, (t->n_rows + 1) * t->n_columns * sizeof(*cells));
+
+	if (!cells) {
+		fprintf(stderr, "ccxctl: out of memory\n");
+		exit(1);
+	}
+	t->cells = cells;
+	va_start(ap, t);
+	for (size_t c = 0; c < t->n_columns; c++) {
+		const char *s = va_arg(ap, const char *);
+		t->cells[t->n_rows * t->n_columns + c] = strdup(s ? s : "-");
+	}
+	va_end(ap);
+	t->n_rows++;
+}
+
+static void table_print_free(struct table *t) {
+	size_t width[TABLE_COLUMNS_MAX] = { 0 };
+
+	for (size_t r = 0; r < t->n_rows; r++)
+		for (size_t c = 0; c < t->n_columns; c++) {
+			size_t len = strlen(t->cells[r * t->n_columns + c]);
+			if (len > width[c])
+				width[c] = len;
+		}
+	for (size_t r = 0; r < t->n_rows; r++) {
+		for (size_t c = 0; c < t->n_columns; c++) {
+			const char *s = t->cells[r * t->n_columns + c];
+			if (c + 1 == t->n_columns)
+				printf("%s\n", s);
+			else
+				printf("%-*s  ", (int)width[c], s);
+			free(t->cells[r * t->n_columns + c]);
+		}
+	}
+	free(t->cells);
+}
+
+/* ---- talking to the daemon -------------------------------------------- */
+
+/* Calls method; prints the failure and returns NULL when there is no answer
+ * or the answer is an error. */
+static json_object *call(const struct options *o, const char *method, json_object *params) {
+	json_object *reply = NULL, *v;
+	char *error = NULL;
+	int r = protocol_call(o->socket, method, params, CALL_TIMEOUT_MS, &reply, &error);
+
+	json_object_put(params);
+	if (r == -ENOENT || r == -ECONNREFUSED) {
+		fprintf(stderr, "ccxctl: ccxd is not running (no answer on %s)\n", o->socket);
+		return NULL;
+	}
+	if (r == -EACCES) {
+		fprintf(stderr, "ccxctl: not allowed to talk to ccxd on %s\n", o->socket);
+		return NULL;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ccxctl: talking to ccxd on %s failed: %s\n", o->socket, strerror(-r));
+		return NULL;
+	}
+	if (error) {
+		const char *msg = json_object_object_get_ex(reply, "message", &v) ? json_object_get_string(v) : error;
+		fprintf(stderr, "ccxctl: %s (%s)\n", msg, error);
+		if (json_object_object_get_ex(reply, "errors", &v))
+			for (size_t i = 0; i < json_object_array_length(v); i++)
+				fprintf(stderr, "%s\n", json_object_get_string(json_object_array_get_idx(v, i)));
+		free(error);
+		json_object_put(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+static void print_json(json_object *o) {
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+static const char *str(json_object *o, const char *key) {
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* A JSON array of small integers as "1" or "0,2" */
+static const char *int_list(json_object *o, const char *key, char *buf, size_t size) {
+	json_object *a;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array))
+		return str(o, key);
+	for (size_t i = 0; i < json_object_array_length(a) && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%d", i ? "," : "",
+					json_object_get_int(json_object_array_get_idx(a, i)));
+	return len ? buf : NULL;
+}
+
+static const char *human_size(uint64_t bytes, char *buf, size_t size) {
+	if (bytes == 0)
+		snprintf(buf, size, "-");
+	else if (bytes % (1024 * 1024) == 0)
+		snprintf(buf, size, "%llu MiB", (unsigned long long)(bytes >> 20));
+	else
+		snprintf(buf, size, "%llu KiB", (unsigned long long)(bytes >> 10));
+	return buf;
+}
+
+/* ---- commands ---------------------------------------------------------- */
+
+static void print_process_table(json_object *procs) {
+	struct table t = { .n_columns = 8 };
+
+	table_add(&t, "PID", "COMM", "STATE", "CCX", "CPUS", "ORIGINAL", "RULE", "REASON");
+	for (size_t i = 0; i < json_object_array_length(procs); i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+		char ccx[256];
+		table_add(&t, str(p, "pid"), str(p, "comm"), str(p, "state"), int_list(p, "ccx", ccx, sizeof(ccx)),
+			  str(p, "cpus"), str(p, "original_cpus"), str(p, "rule"), str(p, "reason"));
+	}
+	table_print_free(&t);
+}
+
+static int cmd_status(const struct options *o, int argc, char **argv) {
+	json_object *r = call(o, CCXD_METHOD_GET_STATUS, NULL), *w, *c, *procs;
+
+	(void)argc;
+	(void)argv;
+	if (!r)
+		return 1;
+	if (o->json) {
+		print_json(r);
+		json_object_put(r);
+		return 0;
+	}
+	json_object_object_get_ex(r, "watcher", &w);
+	json_object_object_get_ex(r, "counters", &c);
+	json_object_object_get_ex(r, "processes", &procs);
+	printf("ccxd %s, mode %s, topology %s\n", str(r, "version"), str(r, "mode"), str(r, "topology"));
+	printf("config:   %s\n", str(r, "config") ? str(r, "config") : "(defaults)");
+	printf("events:   %s%s%s; %s handled, %s lost, %s rescans\n", str(w, "source"),
+	       str(w, "note") ? ": " : "", str(w, "note") ? str(w, "note") : "",
+	       str(c, "events"), str(c, "lost_events"), str(c, "rescans"));
+	printf("pins:     %s set, %s restored, %s failed\n\n", str(c, "pins"), str(c, "restores"),
+	       str(c, "pin_failures"));
+	if (json_object_array_length(procs) == 0)
+		printf("No processes placed.\n");
+	else
+		print_process_table(procs);
+	json_object_put(r);
+	return 0;
+}
+
+static json_object *local_topology(const char *spec) {
+	struct topology *t;
+	char *error = NULL;
+	json_object *o;
+	int r = topology_load(spec, &t, &error);
+
+	if (r < 0) {
+		fprintf(stderr, "ccxctl: topology %s: %s\n", spec, error ? error : strerror(-r));
+		free(error);
+		return NULL;
+	}
+	o = protocol_topology_json(t);
+	topology_free(t);
+	return o;
+}
+
+static int cmd_topology(const struct options *o, int argc, char **argv) {
+	json_object *r, *ccxs;
+	struct table t = { .n_columns = 7 };
+
+	(void)argc;
+	(void)argv;
+	r = o->topology ? local_topology(o->topology) : call(o, CCXD_METHOD_GET_TOPOLOGY, NULL);
+	if (!r)
+		return 1;
+	if (o->json) {
+		print_json(r);
+		json_object_put(r);
+		return 0;
+	}
+	json_object_object_get_ex(r, "ccxs", &ccxs);
+	printf("%s: %s packages, %s NUMA nodes, %zu CCXs, %s cores, %s CPUs (online %s)\n\n", str(r, "source"),
+	       str(r, "packages"), str(r, "numa_nodes"), json_object_array_length(ccxs), str(r, "cores"),
+	       str(r, "pus"), str(r, "online"));
+	table_add(&t, "CCX", "CPUS", "CORES", "CACHE", "NUMA", "PACKAGE", "NOTE");
+	for (size_t i = 0; i < json_object_array_length(ccxs); i++) {
+		json_object *x = json_object_array_get_idx(ccxs, i), *v;
+		char cache[64], size[32];
+		json_object_object_get_ex(x, "cache_size", &v);
+		snprintf(cache, sizeof(cache), "L%s %s", str(x, "cache_level"),
+			 human_size((uint64_t)json_object_get_int64(v), size, sizeof(size)));
+		json_object_object_get_ex(x, "usable", &v);
+		table_add(&t, str(x, "index"), str(x, "cpus"), str(x, "cores"), cache, str(x, "numa_node"),
+			  str(x, "package"), json_object_get_boolean(v) ? "" : "unusable: no online CPU");
+	}
+	table_print_free(&t);
+	json_object_put(r);
+	return 0;
+}
+
+static int cmd_rules(const struct options *o, int argc, char **argv) {
+	json_object *r = call(o, CCXD_METHOD_GET_RULES, NULL), *rules;
+	struct table t = { .n_columns = 8 };
+
+	(void)argc;
+	(void)argv;
+	if (!r)
+		return 1;
+	if (o->json) {
+		print_json(r);
+		json_object_put(r);
+		return 0;
+	}
+	json_object_object_get_ex(r, "rules", &rules);
+	if (json_object_array_length(rules) == 0) {
+		printf("No rules in %s.\n", str(r, "config") ? str(r, "config") : "the default configuration");
+		json_object_put(r);
+		return 0;
+	}
+	table_add(&t, "LINE", "NAME", "EXE", "CMDLINE", "CCX", "POLICY", "SMT", "FORCE");
+	for (size_t i = 0; i < json_object_array_length(rules); i++) {
+		json_object *x = json_object_array_get_idx(rules, i);
+		char ccx[256];
+		table_add(&t, str(x, "line"), str(x, "name"), str(x, "exe"), str(x, "cmdline"),
+			  int_list(x, "ccx", ccx, sizeof(ccx)), str(x, "policy"), str(x, "smt"),
+			  strcmp(str(x, "force"), "true") == 0 ? "yes" : "no");
+	}
+	table_print_free(&t);
+	json_object_put(r);
+	return 0;
+}
+
+static int parse_number(const char *what, const char *s, long long max, long long *ret) {
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > max) {
+		fprintf(stderr, "ccxctl: invalid %s '%s'\n", what, s);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int print_process(const struct options *o, json_object *r, const char *verb) {
+	json_object *p;
+
+	if (o->json)
+		print_json(r);
+	else if (json_object_object_get_ex(r, "process", &p))
+		printf("%s %s[%s]: %s\n", verb, str(p, "comm"), str(p, "pid"), str(p, "reason"));
+	json_object_put(r);
+	return 0;
+}
+
+static int cmd_pin(const struct options *o, int argc, char **argv) {
+	long long pid, ccx;
+	json_object *params, *r;
+
+	(void)argc;
+	if (parse_number("PID", argv[0], INT_MAX, &pid) < 0 || parse_number("CCX", argv[1], CPU_SETSIZE - 1, &ccx) < 0)
+		return 2;
+	params = json_object_new_object();
+	json_object_object_add(params, "pid", json_object_new_int64(pid));
+	json_object_object_add(params, "ccx", json_object_new_int64(ccx));
+	r = call(o, CCXD_METHOD_PIN, params);
+	return r ? print_process(o, r, "pinned") : 1;
+}
+
+static int cmd_unpin(const struct options *o, int argc, char **argv) {
+	long long pid;
+	json_object *params, *r;
+
+	(void)argc;
+	if (parse_number("PID", argv[0], INT_MAX, &pid) < 0)
+		return 2;
+	params = json_object_new_object();
+	json_object_object_add(params, "pid", json_object_new_int64(pid));
+	r = call(o, CCXD_METHOD_UNPIN, params);
+	return r ? print_process(o, r, "unpinned") : 1;
+}
+
+static int cmd_reload(const struct options *o, int argc, char **argv) {
+	json_object *r = call(o, CCXD_METHOD_RELOAD, NULL);
+
+	(void)argc;
+	(void)argv;
+	if (!r)
+		return 1;
+	if (o->json)
+		print_json(r);
+	else
+		printf("reloaded: %s rules\n", str(r, "rules"));
+	json_object_put(r);
+	return 0;
+}
+
+static int cmd_version(const struct options *o, int argc, char **argv) {
+	json_object *r = call(o, CCXD_METHOD_GET_VERSION, NULL);
+
+	(void)argc;
+	(void)argv;
+	if (o->json) {
+		json_object *out = json_object_new_object();
+		json_object_object_add(out, "ccxctl", json_object_new_string(CCXD_VERSION));
+		json_object_object_add(out, "ccxd", r ? json_object_get(r) : NULL);
+		print_json(out);
+		json_object_put(out);
+	} else {
+		printf("ccxctl %s\n", CCXD_VERSION);
+		if (r)
+			printf("ccxd %s (protocol %s)\n", str(r, "version"), str(r, "protocol"));
+	}
+	json_object_put(r);
+	return r ? 0 : 1;
+}
+
+static const struct command commands[] = {
+	{ "status",   "",        "processes ccxd placed, and why",          0, 0, cmd_status },
+	{ "topology", "",        "the CCXs of the machine (--topology SPEC: any topology, no daemon)", 0, 0, cmd_topology },
+	{ "rules",    "",        "the rules in force",                      0, 0, cmd_rules },
+	{ "pin",      "PID CCX", "pin a process to a CCX by hand (root)",   2, 2, cmd_pin },
+	{ "unpin",    "PID",     "restore a process's original affinity (root)", 1, 1, cmd_unpin },
+	{ "reload",   "",        "read the configuration again (root)",     0, 0, cmd_reload },
+	{ "version",  "",        "versions of ccxctl and ccxd",             0, 0, cmd_version },
+};
+
+static void usage(FILE *f) {
+	fprintf(f, "Usage: ccxctl [--socket PATH] [--json] COMMAND [ARGS]\n\nCommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		char left[32];
+		snprintf(left, sizeof(left), "%s %s", commands[i].name, commands[i].args);
+		fprintf(f, "  %-18s %s\n", left, commands[i].help);
+	}
+	fprintf(f, "\nOptions:\n"
+		   "  -s, --socket PATH   ccxd's socket (default $CCXD_SOCKET or /run/ccxd/ccxd.sock)\n"
+		   "  -j, --json          print the daemon's JSON\n"
+		   "  -t, --topology SPEC with 'topology': system, xml:PATH or synthetic:STRING\n"
+		   "  -h, --help          print this help\n");
+}
+
+int main(int argc, char **argv) {
+	static const struct option long_options[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "topology", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct options o = { .socket = getenv("CCXD_SOCKET") };
+	int opt;
+
+	if (!o.socket || !*o.socket)
+		o.socket = "/run/ccxd/ccxd.sock";
+	while ((opt = getopt_long(argc, argv, "s:jt:h", long_options, NULL)) >= 0) {
+		switch (opt) {
+		case 's':
+			o.socket = optarg;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 't':
+			o.topology = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		const struct command *c = &commands[i];
+		int n = argc - optind - 1;
+		if (strcmp(c->name, argv[optind]) != 0)
+			continue;
+		if (n < c->min_args || n > c->max_args) {
+			fprintf(stderr, "Usage: ccxctl %s %s\n", c->name, c->args);
+			return 2;
+		}
+		return c->run(&o, n, argv + optind + 1);
+	}
+	fprintf(stderr, "ccxctl: unknown command '%s'\n", argv[optind]);
+	usage(stderr);
+	return 2;
+}
