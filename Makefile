@@ -5,7 +5,7 @@
 #   make check      build and run every test; ends with "N passed, N failed"
 #   make install    PREFIX (default /usr/local) and DESTDIR are honoured
 #
-# WERROR=1 turns warnings into errors (CI sets it); SANITIZE=address,undefined
+# WERROR=1 turns warnings into errors (on by default when CI=true); SANITIZE=address,undefined
 # builds everything with those sanitizers.
 
 PREFIX     ?= /usr/local
@@ -36,6 +36,9 @@ CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -DCCXD_VERSION='"$(VERSION)"' \
               -Icommon -Idaemon $(shell pkg-config --cflags $(PKGS))
 LDLIBS     += $(shell pkg-config --libs $(PKGS)) -lpthread
+ifeq ($(CI),true)
+WERROR     ?= 1
+endif
 ifeq ($(WERROR),1)
 CFLAGS     += -Werror
 endif

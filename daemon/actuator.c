@@ -43,10 +43,19 @@ static bool contains(const pid_t *set, size_t n, pid_t tid) {
 }
 
 int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask) {
+	unsigned next = 0;
+
+	return actuator_apply_each(root, pid, pidfd, mask, 1, &next, NULL);
+}
+
+int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t *masks, size_t n_masks,
+			unsigned *next, pid_t *highest_tid) {
 	pid_t *done = NULL, *tasks = NULL;
 	size_t n_done = 0, n_tasks = 0;
 	int r = 0;
 
+	if (n_masks == 0)
+		return -EINVAL;
 	if (!pidfd_alive(pidfd))
 		return -ESRCH;
 
@@ -66,6 +75,7 @@ int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask
 		for (size_t i = 0; i < n_tasks; i++) {
 			if (contains(done, n_done, tasks[i]))
 				continue;
+			const cpu_set_t *mask = &masks[*next % n_masks];
 			if (sched_setaffinity(tasks[i], sizeof(*mask), mask) < 0) {
 				/* A thread that exited in the meantime is no failure. */
 				if (errno != ESRCH) {
@@ -74,6 +84,9 @@ int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask
 				}
 			}
 			done[n_done++] = tasks[i];
+			if (highest_tid && tasks[i] > *highest_tid)
+				*highest_tid = tasks[i];
+			(*next)++;
 			fresh++;
 		}
 		free(tasks);
@@ -85,6 +98,14 @@ int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask
 	if (r >= 0 && !pidfd_alive(pidfd))
 		r = -ESRCH;
 	return r;
+}
+
+int actuator_apply_thread(int pidfd, pid_t tid, const cpu_set_t *mask) {
+	if (!pidfd_alive(pidfd))
+		return -ESRCH;
+	if (sched_setaffinity(tid, sizeof(*mask), mask) < 0)
+		return -errno;
+	return pidfd_alive(pidfd) ? 0 : -ESRCH;
 }
 
 int actuator_get(pid_t pid, cpu_set_t *ret) {

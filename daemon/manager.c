@@ -182,11 +182,15 @@ static int ensure_pidfd(const struct manager *m, struct proc *p) {
 	return 0;
 }
 
-/* Puts cpus into the kernel for p. -ESRCH means it is gone: the caller drops it. */
+/* Puts cpus into the kernel for p, or with policy = spread its CPU sets
+ * thread by thread. -ESRCH means it is gone: the caller drops it. */
 static int apply(struct manager *m, struct proc *p, const cpu_set_t *cpus) {
 	int r = ensure_pidfd(m, p);
 
-	if (r >= 0)
+	if (r >= 0 && p->n_spread > 0)
+		r = actuator_apply_each(m->root, p->pid, p->pidfd, p->spread, p->n_spread, &p->spread_next,
+					&p->spread_highest_tid);
+	else if (r >= 0)
 		r = actuator_apply(m->root, p->pid, p->pidfd, cpus);
 	if (r == -ESRCH)
 		return r;
@@ -213,6 +217,7 @@ static int restore(struct manager *m, struct proc *p) {
 		return r;
 	if (r < 0)
 		return log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", p->comm, (int)p->pid);
+	proc_set_spread(p, NULL, 0);
 	m->stats.restores++;
 	return 0;
 }
@@ -281,10 +286,61 @@ static void adopt_if_inherited(struct manager *m, const struct procfs_stat *st) 
 	set_reason(p, "inherited from %s[%d]", parent->comm, (int)parent->pid);
 }
 
+/* A rule matched but ccxd leaves the process alone (anything ccxd had set is
+ * given back); why is in its reason. Returns false when it vanished. */
+static bool leave_alone(struct manager *m, struct proc *p, bool ours) {
+	if (ours && restore(m, p) == -ESRCH) {
+		drop(m, p->pid);
+		return false;
+	}
+	p->state = PROC_SKIPPED;
+	proc_set_spread(p, NULL, 0);
+	return true;
+}
+
+/* The rule's CPUs for the process, and for policy = spread the sets its
+ * threads take in turn, within what its cgroup cpuset allows. */
+static int rule_target(struct manager *m, pid_t pid, const struct rule *rule, const cpu_set_t *allowed,
+		       cpu_set_t *target, cpu_set_t **sets, size_t *n_sets, unsigned *ccx) {
+	/* Dry-run on another machine's topology shows that machine's decisions:
+	 * this machine's CPUs and cpusets do not bound them. */
+	bool bounded = !(m->config->mode == CONFIG_MODE_DRY_RUN && strcmp(m->topology->source, "system") != 0);
+	unsigned *load = placed_load(m, pid);
+	struct placer_context ctx = { load, m->topology->n_ccx, bounded ? allowed : NULL };
+	int r;
+
+	*sets = NULL;
+	*n_sets = 0;
+	if (!load)
+		return -ENOMEM;
+	r = placer_rule_cpus(m->topology, rule, &ctx, target, ccx);
+	if (r >= 0 && rule->policy == RULE_POLICY_SPREAD) {
+		*sets = calloc(m->topology->n_ccx, sizeof(**sets));
+		r = *sets ? placer_spread_sets(m->topology, rule, &ctx, *sets) : -ENOMEM;
+	}
+	free(load);
+	if (r < 0) {
+		free(*sets);
+		*sets = NULL;
+		return r;
+	}
+	if (bounded) {
+		CPU_AND(target, target, allowed);
+		for (int i = 0; *sets && i < r; i++) {
+			CPU_AND(&(*sets)[*n_sets], &(*sets)[i], allowed);
+			if (CPU_COUNT(&(*sets)[*n_sets]) > 0)
+				(*n_sets)++;
+		}
+	} else if (*sets)
+		*n_sets = (size_t)r;
+	return 0;
+}
+
 static void decide_with_rule(struct manager *m, const struct procfs_stat *st, struct proc *p,
 			     const struct rule *rule) {
-	cpu_set_t target, allowed, current;
-	unsigned *load, ccx = 0;
+	cpu_set_t target, allowed, current, *sets;
+	size_t n_sets;
+	unsigned ccx = 0;
 	char list[CPULIST_MAX], list2[CPULIST_MAX];
 	bool ours = p != NULL && (p->state == PROC_PINNED || p->state == PROC_DRY_RUN);
 	int r;
@@ -302,50 +358,49 @@ static void decide_with_rule(struct manager *m, const struct procfs_stat *st, st
 		return;
 	}
 
-	load = placed_load(m, st->pid);
-	r = placer_rule_cpus(m->topology, rule, &(struct placer_load){ load, m->topology->n_ccx }, &target, &ccx);
-	free(load);
-
-	p = get_or_add(m, st);
-	if (!p)
-		return;
-	proc_set_rule(p, rule->name);
-	p->inherited_from = 0;
-	if (r < 0) {
-		if (ours && restore(m, p) == -ESRCH)
-			return drop(m, st->pid);
-		p->state = PROC_SKIPPED;
-		if (r == -EOPNOTSUPP)
-			set_reason(p, "rule %s: policy = %s is not decided per process", rule->name,
-				   rule_policy_to_string(rule->policy));
-		else
-			set_reason(p, "rule %s: no usable CCX", rule->name);
-		return;
-	}
-
 	r = allowed_cpus(m, st->pid, &allowed);
 	if (r == -ESRCH)
 		return drop(m, st->pid);
 	if (r < 0)
 		allowed = m->online;
-	CPU_AND(&target, &target, &allowed);
+	r = rule_target(m, st->pid, rule, &allowed, &target, &sets, &n_sets, &ccx);
+
+	p = get_or_add(m, st);
+	if (!p) {
+		free(sets);
+		return;
+	}
+	proc_set_rule(p, rule->name);
+	p->inherited_from = 0;
+	if (r < 0) {
+		if (!leave_alone(m, p, ours))
+			return;
+		if (r == -EOPNOTSUPP)
+			set_reason(p, "rule %s: policy = %s is not decided per process", rule->name,
+				   rule_policy_to_string(rule->policy));
+		else
+			set_reason(p, "rule %s: no usable CCX among those it names", rule->name);
+		return;
+	}
 	if (CPU_COUNT(&target) == 0) {
-		if (ours && restore(m, p) == -ESRCH)
-			return drop(m, st->pid);
-		p->state = PROC_SKIPPED;
-		set_reason(p, "rule %s: its cgroup cpuset %s excludes CCX %u", rule->name,
-			   cpulist_format(&allowed, list, sizeof(list)), ccx);
+		free(sets);
+		if (leave_alone(m, p, ours))
+			set_reason(p, "rule %s: its cgroup cpuset %s excludes CCX %u", rule->name,
+				   cpulist_format(&allowed, list, sizeof(list)), ccx);
 		return;
 	}
 
 	if (!ours) {
-		if (actuator_get(st->pid, &current) < 0)
+		if (actuator_get(st->pid, &current) < 0) {
+			free(sets);
 			return drop(m, st->pid);
+		}
 		/* Narrower than everything it may use: somebody chose that by hand. */
 		if (!cpulist_is_subset(&allowed, &current) && !rule->force) {
-			p->state = PROC_SKIPPED;
-			set_reason(p, "rule %s: affinity %s was set by someone else (force = no)", rule->name,
-				   cpulist_format(&current, list, sizeof(list)));
+			free(sets);
+			if (leave_alone(m, p, false))
+				set_reason(p, "rule %s: affinity %s was set by someone else (force = no)", rule->name,
+					   cpulist_format(&current, list, sizeof(list)));
 			return;
 		}
 		p->original = current;
@@ -353,6 +408,7 @@ static void decide_with_rule(struct manager *m, const struct procfs_stat *st, st
 	}
 
 	p->cpus = target;
+	proc_set_spread(p, sets, n_sets);
 	if (m->config->mode == CONFIG_MODE_DRY_RUN) {
 		p->state = PROC_DRY_RUN;
 		set_reason(p, "rule %s: would pin to CCX %s", rule->name,
@@ -424,8 +480,18 @@ static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t ch
 	struct procfs_stat st;
 	struct proc *parent, *child;
 
-	if (child_pid != child_tgid)
-		return;    /* a thread: it inherits from the thread that made it */
+	if (child_pid != child_tgid) {
+		/* A thread inherits from the thread that made it; with policy =
+		 * spread it takes the next CCX instead. */
+		parent = proctable_get(m->procs, child_tgid);
+		if (parent && parent->state == PROC_PINNED && parent->n_spread > 0 && parent->pidfd >= 0 &&
+		    child_pid > parent->spread_highest_tid) {
+			actuator_apply_thread(parent->pidfd, child_pid,
+					      &parent->spread[parent->spread_next++ % parent->n_spread]);
+			parent->spread_highest_tid = child_pid;
+		}
+		return;
+	}
 	parent = proctable_get(m->procs, parent_tgid);
 	if (!parent || (parent->state != PROC_PINNED && parent->state != PROC_DRY_RUN))
 		return;
@@ -440,6 +506,12 @@ static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t ch
 	child->have_original = parent->have_original;
 	child->cpus = parent->cpus;
 	child->inherited_from = parent->pid;
+	if (parent->n_spread > 0) {
+		cpu_set_t *sets = malloc(parent->n_spread * sizeof(*sets));
+		if (sets)
+			memcpy(sets, parent->spread, parent->n_spread * sizeof(*sets));
+		proc_set_spread(child, sets, parent->n_spread);
+	}
 	proc_set_rule(child, parent->rule);
 	set_reason(child, "inherited from %s[%d]", parent->comm, (int)parent->pid);
 	if (child->state == PROC_PINNED && apply(m, child, &child->cpus) == -ESRCH)

@@ -23,16 +23,21 @@ static int compare_candidates(const void *a, const void *b) {
 }
 
 int placer_rule_candidates(const struct topology *t, const struct rule *r,
-			   const struct placer_load *load, unsigned *order) {
+			   const struct placer_context *ctx, unsigned *order) {
 	struct candidate *c = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*c));
 	size_t n = 0;
 
 	if (!c)
 		return -ENOMEM;
 	if (r->ccx_auto) {
-		for (unsigned i = 0; i < t->n_ccx; i++)
-			if (t->ccx[i].usable)
+		for (unsigned i = 0; i < t->n_ccx; i++) {
+			cpu_set_t both;
+			if (!t->ccx[i].usable)
+				continue;
+			CPU_AND(&both, &t->ccx[i].cpus, ctx && ctx->allowed ? ctx->allowed : &t->ccx[i].cpus);
+			if (CPU_COUNT(&both) > 0)
 				c[n++].ccx = i;
+		}
 	} else {
 		for (size_t i = 0; i < r->n_ccx && n < t->n_ccx; i++) {
 			if (r->ccx[i] >= t->n_ccx || !t->ccx[r->ccx[i]].usable) {
@@ -44,7 +49,7 @@ int placer_rule_candidates(const struct topology *t, const struct rule *r,
 	}
 	for (size_t i = 0; i < n; i++) {
 		c[i].cache_size = t->ccx[c[i].ccx].cache_size;
-		c[i].load = load && c[i].ccx < load->n_ccx ? load->processes[c[i].ccx] : 0;
+		c[i].load = ctx && ctx->processes && c[i].ccx < ctx->n_ccx ? ctx->processes[c[i].ccx] : 0;
 		c[i].prefer = r->prefer;
 	}
 	qsort(c, n, sizeof(*c), compare_candidates);
@@ -68,36 +73,50 @@ void placer_ccx_cpus(const struct topology_ccx *ccx, enum rule_smt smt, cpu_set_
 			}
 }
 
-int placer_rule_cpus(const struct topology *t, const struct rule *r, const struct placer_load *load,
+int placer_rule_cpus(const struct topology *t, const struct rule *r, const struct placer_context *ctx,
 		     cpu_set_t *ret, unsigned *ccx) {
 	unsigned *order;
 	int n;
 
-	if (r->policy != RULE_POLICY_PIN && r->policy != RULE_POLICY_COMPACT)
+	if (r->policy != RULE_POLICY_PIN && r->policy != RULE_POLICY_COMPACT && r->policy != RULE_POLICY_SPREAD)
 		return -EOPNOTSUPP;
 	order = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	n = placer_rule_candidates(t, r, load, order);
+	n = placer_rule_candidates(t, r, ctx, order);
 	if (n < 0) {
 		free(order);
 		return n;
 	}
-	/* pin with a list takes all of it; otherwise one CCX, the best. */
-	if (r->policy == RULE_POLICY_PIN && !r->ccx_auto) {
+	/* pin with a list and spread take all of it; otherwise one CCX, the best. */
+	if ((r->policy == RULE_POLICY_PIN && !r->ccx_auto) || r->policy == RULE_POLICY_SPREAD) {
 		CPU_ZERO(ret);
 		for (int i = 0; i < n; i++) {
 			cpu_set_t one;
 			placer_ccx_cpus(&t->ccx[order[i]], r->smt, &one);
 			CPU_OR(ret, ret, &one);
 		}
-		*ccx = r->ccx[0];
+		*ccx = order[0];
 	} else {
 		placer_ccx_cpus(&t->ccx[order[0]], r->smt, ret);
 		*ccx = order[0];
 	}
 	free(order);
 	return 0;
+}
+
+int placer_spread_sets(const struct topology *t, const struct rule *r, const struct placer_context *ctx,
+		       cpu_set_t *sets) {
+	unsigned *order = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*order));
+	int n;
+
+	if (!order)
+		return -ENOMEM;
+	n = placer_rule_candidates(t, r, ctx, order);
+	for (int i = 0; i < n; i++)
+		placer_ccx_cpus(&t->ccx[order[i]], r->smt, &sets[i]);
+	free(order);
+	return n;
 }
 
 size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned *ret, size_t max) {

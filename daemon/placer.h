@@ -8,26 +8,34 @@
 #include "rules.h"
 #include "topology.h"
 
-/* How many processes ccxd has placed on each CCX; indexed by CCX, n_ccx long. */
-struct placer_load {
-	const unsigned *processes;
+/* What else a decision depends on. */
+struct placer_context {
+	const unsigned *processes;  /* how many processes ccxd placed on each CCX, n_ccx long */
 	size_t n_ccx;
+	const cpu_set_t *allowed;   /* the CPUs the process may have (cgroup cpuset); NULL: all */
 };
 
-/* The CCXs a rule may use, best first: the ones it lists (or every usable
- * CCX for ccx = auto), ordered by its prefer = key, then by load, then by
- * index. Returns how many were written to order (at most t->n_ccx), or
+/* The CCXs a rule may use, best first: the ones it lists (or for ccx = auto
+ * every usable CCX that has a CPU the process may have), ordered by its
+ * prefer = key, then by load, then by index. Returns how many were written to order (at most t->n_ccx), or
  * -ENOENT when a listed CCX does not exist or has no online CPU. */
 int placer_rule_candidates(const struct topology *t, const struct rule *r,
-			   const struct placer_load *load, unsigned *order);
+			   const struct placer_context *ctx, unsigned *order);
 
 /* The CPUs a process matched by r gets: for policy pin, every listed CCX (or
- * the best one for ccx = auto); for compact, the best listed CCX. With
+ * the best one for ccx = auto); for compact, the best listed CCX; for spread,
+ * all of them (placer_spread_sets() says which thread gets which). With
  * smt = avoid only the first PU of each core. *ccx gets the first CCX used.
  * Returns 0, -ENOENT (no usable CCX), -EOPNOTSUPP for policies that are not
  * decided per process. */
-int placer_rule_cpus(const struct topology *t, const struct rule *r, const struct placer_load *load,
+int placer_rule_cpus(const struct topology *t, const struct rule *r, const struct placer_context *ctx,
 		     cpu_set_t *ret, unsigned *ccx);
+
+/* For policy spread: one CPU set per candidate CCX, best first, for threads
+ * to take in turn. sets must hold t->n_ccx entries. Returns how many, or
+ * -ENOENT. */
+int placer_spread_sets(const struct topology *t, const struct rule *r, const struct placer_context *ctx,
+		       cpu_set_t *sets);
 
 /* The CPUs of one CCX, honouring smt = avoid. */
 void placer_ccx_cpus(const struct topology_ccx *ccx, enum rule_smt smt, cpu_set_t *ret);

@@ -40,6 +40,7 @@ static void entry_free(struct bucket_entry *e) {
 	if (e->proc.pidfd >= 0)
 		close(e->proc.pidfd);
 	free(e->proc.rule);
+	free(e->proc.spread);
 	free(e);
 }
 
@@ -155,6 +156,14 @@ int proc_set_rule(struct proc *p, const char *rule) {
 	free(p->rule);
 	p->rule = copy;
 	return 0;
+}
+
+void proc_set_spread(struct proc *p, cpu_set_t *sets, size_t n) {
+	free(p->spread);
+	p->spread = sets;
+	p->n_spread = sets ? n : 0;
+	p->spread_next = 0;
+	p->spread_highest_tid = 0;
 }
 
 const char *proc_state_to_string(enum proc_state s) {

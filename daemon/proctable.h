@@ -30,6 +30,10 @@ struct proc {
 	cpu_set_t original;       /* affinity before ccxd first touched it */
 	cpu_set_t cpus;           /* affinity ccxd gave it (or would give it) */
 	pid_t inherited_from;     /* parent it inherited its placement from, 0 if none */
+	cpu_set_t *spread;        /* policy = spread: the CPU sets its threads take in turn */
+	size_t n_spread;
+	unsigned spread_next;     /* which set the next thread takes */
+	pid_t spread_highest_tid; /* threads up to this one are placed (tids grow until they wrap) */
 	char reason[160];
 };
 
@@ -52,4 +56,6 @@ void proctable_remove(struct proctable *t, pid_t pid);
 struct proc **proctable_list(const struct proctable *t, size_t *n);
 
 int proc_set_rule(struct proc *p, const char *rule);
+/* Takes ownership of sets (NULL, 0: not spread). */
+void proc_set_spread(struct proc *p, cpu_set_t *sets, size_t n);
 const char *proc_state_to_string(enum proc_state s);

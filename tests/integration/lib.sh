@@ -8,6 +8,7 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CCXD=$TOP/daemon/ccxd
 CCXCTL=$TOP/tools/ccxctl
 TWO_CCX="synthetic:pack:1 l3:2 core:1 pu:1"
+CCXD_TOPOLOGIES=${CCXD_TOPOLOGIES:-$(cd "$TOP/.." && pwd)/shared/topologies}
 
 [ "$(id -u)" -eq 0 ] || { echo "integration tests need root"; exit 77; }
 [ "$(nproc)" -ge 2 ] || { echo "integration tests need 2 CPUs"; exit 77; }
@@ -19,11 +20,13 @@ CONF=$WORK/ccxd.conf
 LOG=$WORK/ccxd.log
 CCXD_PID=
 CHILDREN=
+ON_EXIT=:    # more cleaning for a script to add
 
 cleanup() {
 	for p in $CHILDREN; do kill -9 "$p" 2>/dev/null; done
 	[ -n "$CCXD_PID" ] && kill -9 "$CCXD_PID" 2>/dev/null
 	wait 2>/dev/null
+	eval "$ON_EXIT"
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
