@@ -48,50 +48,59 @@ int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask
 	return actuator_apply_each(root, pid, pidfd, mask, 1, &next, NULL);
 }
 
+/* Gives one thread the next mask of the rotation. A thread that exited in
+ * the meantime is no failure. */
+static int place_thread(pid_t tid, const cpu_set_t *masks, size_t n_masks, unsigned *next, pid_t *highest_tid) {
+	if (sched_setaffinity(tid, sizeof(*masks), &masks[*next % n_masks]) < 0 && errno != ESRCH)
+		return -errno;
+	if (highest_tid && tid > *highest_tid)
+		*highest_tid = tid;
+	(*next)++;
+	return 0;
+}
+
 int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t *masks, size_t n_masks,
 			unsigned *next, pid_t *highest_tid) {
-	pid_t *done = NULL, *tasks = NULL;
+	pid_t *done, *tasks = NULL;
 	size_t n_done = 0, n_tasks = 0;
-	int r = 0;
+	int r;
 
 	if (n_masks == 0)
 		return -EINVAL;
 	if (!pidfd_alive(pidfd))
 		return -ESRCH;
 
-	for (int round = 0; round < APPLY_ROUNDS_MAX; round++) {
+	/* The main thread first, without listing: a program caught at exec has
+	 * no other thread yet, so one listing afterwards usually settles it. */
+	done = malloc(sizeof(*done));
+	if (!done)
+		return -ENOMEM;
+	r = place_thread(pid, masks, n_masks, next, highest_tid);
+	done[n_done++] = pid;
+
+	for (int round = 0; r >= 0 && round < APPLY_ROUNDS_MAX; round++) {
 		size_t fresh = 0;
 		pid_t *grown;
 
 		r = procfs_list_tasks(root, pid, &tasks, &n_tasks);
 		if (r < 0)
 			break;
-		grown = realloc(done, (n_done + n_tasks + 1) * sizeof(*done));
+		grown = realloc(done, (n_done + n_tasks) * sizeof(*done));
 		if (!grown) {
+			free(tasks);
 			r = -ENOMEM;
 			break;
 		}
 		done = grown;
-		for (size_t i = 0; i < n_tasks; i++) {
+		for (size_t i = 0; i < n_tasks && r >= 0; i++) {
 			if (contains(done, n_done, tasks[i]))
 				continue;
-			const cpu_set_t *mask = &masks[*next % n_masks];
-			if (sched_setaffinity(tasks[i], sizeof(*mask), mask) < 0) {
-				/* A thread that exited in the meantime is no failure. */
-				if (errno != ESRCH) {
-					r = -errno;
-					break;
-				}
-			}
+			r = place_thread(tasks[i], masks, n_masks, next, highest_tid);
 			done[n_done++] = tasks[i];
-			if (highest_tid && tasks[i] > *highest_tid)
-				*highest_tid = tasks[i];
-			(*next)++;
 			fresh++;
 		}
 		free(tasks);
-		tasks = NULL;
-		if (r < 0 || fresh == 0)
+		if (fresh == 0)
 			break;
 	}
 	free(done);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <netlink/msg.h>
@@ -14,6 +15,11 @@
 /* Bursts of fork/exec/exit (a parallel build) outrun the default 208 KiB
  * socket buffer; each event is about 100 bytes on the wire. */
 #define WATCHER_RCVBUF (8 * 1024 * 1024)
+/* Datagrams taken per recvmmsg, and batches per wake-up before other
+ * sources get their turn. A proc event datagram is about 100 bytes. */
+#define WATCHER_BATCH 64
+#define WATCHER_ROUNDS_MAX 16
+#define WATCHER_DATAGRAM_MAX 512
 /* The kernel answers LISTEN at once; silence this long means a PID namespace. */
 #define WATCHER_ACK_TIMEOUT_USEC (1000 * 1000)
 
@@ -34,6 +40,7 @@ struct watcher {
 	enum watcher_state state;
 	char why[256];
 	struct watcher_stats stats;
+	char buffers[WATCHER_BATCH][WATCHER_DATAGRAM_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
 };
 
 static void set_unavailable(struct watcher *w, const char *fmt, const char *detail);
@@ -66,46 +73,65 @@ static void dispatch(struct watcher *w, const struct proc_event *ev) {
 	w->stats.events++;
 }
 
-/* Connector messages arrive as NLMSG_DONE, so libnl hands them to the FINISH
- * callback, not to VALID. */
-static int on_message(struct nl_msg *msg, void *arg) {
-	struct watcher *w = arg;
-	struct nlmsghdr *h = nlmsg_hdr(msg);
+static void handle_message(struct watcher *w, const struct nlmsghdr *h) {
 	const struct cn_msg *cn;
 	int len = nlmsg_datalen(h);
 
-	if (len < (int)sizeof(struct cn_msg))
-		return NL_SKIP;
+	/* Connector messages arrive as NLMSG_DONE. */
+	if (h->nlmsg_type != NLMSG_DONE || len < (int)sizeof(struct cn_msg))
+		return;
 	cn = nlmsg_data(h);
 	if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC ||
 	    cn->len > (unsigned)len - sizeof(struct cn_msg) ||
 	    cn->len < offsetof(struct proc_event, event_data) + sizeof(((struct proc_event *)0)->event_data.exit))
-		return NL_SKIP;
+		return;
 	dispatch(w, (const struct proc_event *)cn->data);
-	return NL_OK;
 }
 
+/* One recvmmsg takes every queued event: a burst costs one system call, and
+ * a short batch tells that the queue is empty without another one. libnl
+ * (which reads a datagram a call) sets the socket up; its nlmsg helpers walk
+ * what arrives. */
 static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
 	struct watcher *w = userdata;
 
 	(void)s;
-	(void)fd;
 	(void)revents;
-	/* Drain what is queued; each call reads one datagram. */
-	for (int i = 0; i < 256; i++) {
-		int r = nl_recvmsgs_default(w->sock);
-		if (r == -NLE_AGAIN)
-			break;
-		if (r == -NLE_NOMEM) {
-			/* ENOBUFS: the kernel dropped events. The socket keeps working. */
-			w->stats.lost++;
-			w->ops->lost(w->userdata);
-			continue;
+	for (int round = 0; round < WATCHER_ROUNDS_MAX; round++) {
+		struct sockaddr_nl from[WATCHER_BATCH];
+		struct mmsghdr msgs[WATCHER_BATCH];
+		struct iovec iov[WATCHER_BATCH];
+		int n;
+
+		for (int i = 0; i < WATCHER_BATCH; i++) {
+			iov[i] = (struct iovec){ .iov_base = w->buffers[i], .iov_len = sizeof(w->buffers[i]) };
+			msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_name = &from[i], .msg_namelen = sizeof(from[i]),
+								  .msg_iov = &iov[i], .msg_iovlen = 1 } };
 		}
-		if (r < 0) {
-			log_warning("Failed to receive proc events: %s", nl_geterror(r));
+		n = recvmmsg(fd, msgs, WATCHER_BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				/* The kernel dropped events; the socket keeps working. */
+				w->stats.lost++;
+				w->ops->lost(w->userdata);
+				continue;
+			}
+			if (errno != EAGAIN && errno != EINTR)
+				log_warning_errno(-errno, "Failed to receive proc events: %m");
 			break;
 		}
+		for (int i = 0; i < n; i++) {
+			struct nlmsghdr *h = (struct nlmsghdr *)w->buffers[i];
+			int rem = (int)msgs[i].msg_len;
+
+			/* Only the kernel speaks for the kernel. */
+			if (from[i].nl_pid != 0 || (msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
+				continue;
+			for (; nlmsg_ok(h, rem); h = nlmsg_next(h, &rem))
+				handle_message(w, h);
+		}
+		if (n < WATCHER_BATCH)
+			break;
 	}
 	return 0;
 }
@@ -171,10 +197,6 @@ static int connect_socket(struct watcher *w) {
 	/* The kernel numbers its messages itself and never acks. */
 	nl_socket_disable_seq_check(w->sock);
 	nl_socket_disable_auto_ack(w->sock);
-	nl_socket_disable_msg_peek(w->sock);
-	r = nl_socket_modify_cb(w->sock, NL_CB_FINISH, NL_CB_CUSTOM, on_message, w);
-	if (r < 0)
-		return r;
 	r = nl_connect(w->sock, NETLINK_CONNECTOR);
 	if (r < 0)
 		return r;

@@ -1,0 +1,193 @@
+/* ccxt-exec: exec storms and exec-to-pin latency, for benchmarks.
+ *
+ *   ccxt-exec latency N PROGRAM CPULIST
+ *       N times: fork; the child notes the time and execs PROGRAM (a copy
+ *       of ccxt-exec under a name some rule matches), which waits to be
+ *       killed. Meanwhile this process watches the child's affinity until it
+ *       equals CPULIST, then kills it. Prints the time from the execve to
+ *       the affinity in microseconds, one line per exec, or "timeout" when
+ *       it did not arrive within a second. Watching from outside measures
+ *       the daemon, not how long the new program takes to start.
+ *   ccxt-exec events N PROGRAM
+ *       The floor under any daemon driven by the proc connector: N times,
+ *       the time from the execve until its exec event reaches a listener
+ *       of our own (root only).
+ *   ccxt-exec storm N PROGRAM
+ *       N times fork, exec PROGRAM (which exits at once) and wait.
+ *
+ * Run under another name, ccxt-exec is the exec'd program: "hold" waits
+ * for a signal, anything else exits at once. */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+
+#include "cpulist.h"
+
+#define TIMEOUT_NS 1000000000LL
+
+static long long now_ns(void) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Forks and execs program with args; the child stores the time of its
+ * execve in *stamp when stamp is not NULL. */
+static pid_t start(char *program, char **args, volatile long long *stamp) {
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (stamp)
+			*stamp = now_ns();
+		execv(program, args);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int measure_one(char *program, const cpu_set_t *want, volatile long long *stamp) {
+	char *args[] = { program, "hold", NULL };
+	cpu_set_t have;
+	long long t = 0;
+	pid_t pid;
+	int pinned = 0;
+
+	*stamp = 0;
+	pid = start(program, args, stamp);
+	if (pid < 0)
+		return -errno;
+	for (;;) {
+		t = now_ns();
+		if (*stamp && sched_getaffinity(pid, sizeof(have), &have) == 0 && CPU_EQUAL(&have, want)) {
+			pinned = 1;
+			break;
+		}
+		if (*stamp && t - *stamp > TIMEOUT_NS)
+			break;
+		/* A nap rather than a spin: on a small machine spinning would
+		 * take the CPU the daemon needs. */
+		nanosleep(&(struct timespec){ .tv_nsec = 5000 }, NULL);
+	}
+	if (pinned)
+		printf("%.1f\n", (double)(t - *stamp) / 1000.0);
+	else
+		printf("timeout\n");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return 0;
+}
+
+static int listen_events(void) {
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
+	struct __attribute__((packed)) {
+		struct nlmsghdr h;
+		struct cn_msg cn;
+		enum proc_cn_mcast_op op;
+	} req = {
+		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = NLMSG_DONE },
+		.cn = { .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC }, .len = sizeof(enum proc_cn_mcast_op) },
+		.op = PROC_CN_MCAST_LISTEN,
+	};
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send(fd, &req, sizeof(req), 0) < 0)
+		return -errno;
+	return fd;
+}
+
+static int event_one(int fd, char *program, volatile long long *stamp) {
+	char *args[] = { program, "hold", NULL };
+	char buf[4096];
+	pid_t pid = start(program, args, stamp);
+
+	if (pid < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		long long t = now_ns();
+		const struct nlmsghdr *h = (const void *)buf;
+		const struct proc_event *ev;
+
+		if (n < (ssize_t)(NLMSG_HDRLEN + sizeof(struct cn_msg) + sizeof(struct proc_event)))
+			continue;
+		ev = (const void *)((const struct cn_msg *)NLMSG_DATA(h))->data;
+		if (ev->what == PROC_EVENT_EXEC && ev->event_data.exec.process_pid == pid) {
+			printf("%.1f\n", (double)(t - *stamp) / 1000.0);
+			break;
+		}
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return 0;
+}
+
+static int storm_one(char *program) {
+	char *args[] = { program, "exit", NULL };
+	pid_t pid = start(program, args, NULL);
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 127 ? -ENOEXEC : 0;
+}
+
+int main(int argc, char **argv) {
+	const char *self = strrchr(argv[0], '/');
+	volatile long long *stamp;
+	cpu_set_t want;
+	int events = -1;
+	long n;
+
+	self = self ? self + 1 : argv[0];
+	if (strcmp(self, "ccxt-exec") != 0) {
+		if (argc > 1 && strcmp(argv[1], "hold") == 0)
+			pause();
+		return 0;
+	}
+	if (argc < 4 || (strcmp(argv[1], "latency") == 0 && (argc < 5 || cpulist_parse(argv[4], &want) < 0))) {
+		fprintf(stderr, "Usage: ccxt-exec latency N PROGRAM CPULIST | events N PROGRAM | storm N PROGRAM\n");
+		return 2;
+	}
+	stamp = mmap(NULL, sizeof(*stamp), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (stamp == MAP_FAILED)
+		return 1;
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	/* Watching affinity in a loop must never stand in the way of the daemon
+	 * it measures: SCHED_IDLE yields to everything; children start normal. */
+	if (strcmp(argv[1], "latency") == 0 &&
+	    sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &(struct sched_param){ 0 }) < 0)
+		perror("ccxt-exec: SCHED_IDLE");
+	n = atol(argv[2]);
+	if (strcmp(argv[1], "events") == 0 && (events = listen_events()) < 0) {
+		fprintf(stderr, "ccxt-exec: cannot listen to process events: %s\n", strerror(-events));
+		return 1;
+	}
+	for (long i = 0; i < n; i++) {
+		int r;
+		fflush(stdout);
+		if (strcmp(argv[1], "latency") == 0)
+			r = measure_one(argv[3], &want, stamp);
+		else if (events >= 0)
+			r = event_one(events, argv[3], stamp);
+		else
+			r = storm_one(argv[3]);
+		if (r < 0) {
+			fprintf(stderr, "ccxt-exec: %s: %s\n", argv[3], strerror(-r));
+			return 1;
+		}
+	}
+	return 0;
+}
