@@ -100,6 +100,19 @@ int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret) {
 	return 0;
 }
 
+int procfs_read_comm(const char *root, pid_t pid, char comm[PROCFS_COMM_MAX]) {
+	char path[PATH_MAX];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/comm", root, (int)pid);
+	len = procfs_read_file(path, comm, PROCFS_COMM_MAX);
+	if (len < 0)
+		return vanished((int)len);
+	if (len > 0 && comm[len - 1] == '\n')
+		comm[len - 1] = '\0';
+	return 0;
+}
+
 int procfs_read_exe(const char *root, pid_t pid, char **ret) {
 	char path[PATH_MAX], target[PATH_MAX];
 	ssize_t n;
@@ -166,6 +179,19 @@ static int parse_pid(const char *s, pid_t *ret) {
 	return 0;
 }
 
+static int push_pid(pid_t **pids, size_t *n, size_t *allocated, pid_t pid) {
+	if (*n == *allocated) {
+		size_t na = *allocated ? *allocated * 2 : 16;
+		pid_t *np = realloc(*pids, na * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		*pids = np;
+		*allocated = na;
+	}
+	(*pids)[(*n)++] = pid;
+	return 0;
+}
+
 static int list_numeric(const char *path, pid_t **ret, size_t *n) {
 	pid_t *pids = NULL;
 	size_t count = 0, allocated = 0;
@@ -180,18 +206,11 @@ static int list_numeric(const char *path, pid_t **ret, size_t *n) {
 
 		if (parse_pid(de->d_name, &pid) < 0)
 			continue;
-		if (count == allocated) {
-			size_t na = allocated ? allocated * 2 : 256;
-			pid_t *np = realloc(pids, na * sizeof(*pids));
-			if (!np) {
-				free(pids);
-				closedir(d);
-				return -ENOMEM;
-			}
-			pids = np;
-			allocated = na;
+		if (push_pid(&pids, &count, &allocated, pid) < 0) {
+			free(pids);
+			closedir(d);
+			return -ENOMEM;
 		}
-		pids[count++] = pid;
 	}
 	closedir(d);
 	*ret = pids;
@@ -211,6 +230,38 @@ int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n) {
 
 	snprintf(path, sizeof(path), "%s/proc/%d/task", root, (int)pid);
 	return list_numeric(path, ret, n);
+}
+
+int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n) {
+	pid_t *tasks, *kids = NULL;
+	size_t n_tasks, n_kids = 0, allocated = 0;
+	int r = procfs_list_tasks(root, pid, &tasks, &n_tasks);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n_tasks && r >= 0; i++) {
+		char path[PATH_MAX], buf[16384], *p, *end;
+
+		snprintf(path, sizeof(path), "%s/proc/%d/task/%d/children", root, (int)pid, (int)tasks[i]);
+		/* A thread that exited meanwhile has no children to tell of. */
+		if (procfs_read_file(path, buf, sizeof(buf)) < 0)
+			continue;
+		for (p = buf; r >= 0; p = end) {
+			long v = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (v > 0 && v <= INT_MAX)
+				r = push_pid(&kids, &n_kids, &allocated, (pid_t)v);
+		}
+	}
+	free(tasks);
+	if (r < 0) {
+		free(kids);
+		return r;
+	}
+	*ret = kids;
+	*n = n_kids;
+	return 0;
 }
 
 static int read_cpus_file(const char *path, cpu_set_t *ret) {

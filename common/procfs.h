@@ -28,6 +28,9 @@ struct procfs_stat {
  * file does not parse. */
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret);
 
+/* /proc/PID/comm: far cheaper than stat for the kernel to produce. */
+int procfs_read_comm(const char *root, pid_t pid, char comm[PROCFS_COMM_MAX]);
+
 /* /proc/PID/exe as a malloc'd path (" (deleted)" kept as the kernel shows it).
  * -ESRCH when gone, -ENOENT for kernel threads, -EACCES without privilege. */
 int procfs_read_exe(const char *root, pid_t pid, char **ret);
@@ -40,6 +43,9 @@ int procfs_read_cmdline(const char *root, pid_t pid, size_t max, char **ret);
  * malloc'd array. */
 int procfs_list_pids(const char *root, pid_t **ret, size_t *n);
 int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n);
+
+/* The children of every thread of the process (/proc/PID/task/TID/children). */
+int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n);
 
 /* The CPUs the process's cgroup cpuset allows (cgroup v1 cpuset controller,
  * or v2 cpuset.cpus.effective). -ENOENT when no cpuset confines it. */

@@ -246,44 +246,105 @@ static const struct rule *match_rule(struct manager *m, const struct procfs_stat
 	return rule;
 }
 
-static struct proc *get_or_add(struct manager *m, const struct procfs_stat *st) {
-	struct proc *p = proctable_get(m->procs, st->pid);
-
-	if (!p) {
-		p = proctable_add(m->procs, st->pid, st->start_time);
-		if (!p) {
-			log_error("Out of memory for the process table");
-			return NULL;
-		}
-	}
-	memcpy(p->comm, st->comm, sizeof(p->comm));
-	return p;
-}
-
 static void drop(struct manager *m, pid_t pid) {
 	proctable_remove(m->procs, pid);
 }
 
-/* A process no rule matches may still be ccxd's: a child that inherited its
- * placement from a process ccxd pinned (seen by a scan, not by a fork event). */
-static void adopt_if_inherited(struct manager *m, const struct procfs_stat *st) {
-	struct proc *parent = proctable_get(m->procs, st->ppid), *p;
+static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+	struct proc *p = userdata;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	drop(p->owner, p->pid);
+	return 0;
+}
+
+/* The entry for st's process, made on first sight with a pidfd that both
+ * names the process for every later action and tells when it exits: no
+ * exit events needed. NULL when it is gone already (or out of memory). */
+static struct proc *get_or_add(struct manager *m, const struct procfs_stat *st) {
+	struct proc *p = proctable_get(m->procs, st->pid);
+	int fd;
+
+	if (p) {
+		memcpy(p->comm, st->comm, sizeof(p->comm));
+		return p;
+	}
+	fd = actuator_open(m->root, st->pid, st->start_time);
+	if (fd < 0)
+		return NULL;
+	p = proctable_add(m->procs, st->pid, st->start_time);
+	if (!p) {
+		close(fd);
+		log_error("Out of memory for the process table");
+		return NULL;
+	}
+	p->pidfd = fd;
+	p->owner = m;
+	memcpy(p->comm, st->comm, sizeof(p->comm));
+	if (sd_event_add_io(m->event, &p->exit_watch, fd, EPOLLIN, on_process_exit, p) < 0)
+		log_warning("Failed to watch %s[%d] for its exit; the interval sweep will notice", p->comm,
+			    (int)p->pid);
+	return p;
+}
+
+/* st's process carries parent's placement: it is ccxd's too, and gets the
+ * same original to go back to. */
+static struct proc *inherit(struct manager *m, const struct procfs_stat *st, const struct proc *parent) {
+	struct proc *child = get_or_add(m, st);
+
+	if (!child)
+		return NULL;
+	child->state = parent->state;
+	child->original = parent->original;
+	child->have_original = parent->have_original;
+	child->cpus = parent->cpus;
+	child->inherited_from = parent->pid;
+	if (parent->n_spread > 0) {
+		cpu_set_t *sets = malloc(parent->n_spread * sizeof(*sets));
+		if (sets)
+			memcpy(sets, parent->spread, parent->n_spread * sizeof(*sets));
+		proc_set_spread(child, sets, parent->n_spread);
+	}
+	proc_set_rule(child, parent->rule);
+	set_reason(child, "inherited from %s[%d]", parent->comm, (int)parent->pid);
+	return child;
+}
+
+/* A process no rule matches may still be ccxd's: a child of a process ccxd
+ * pinned. It carries the parent's placement, or, when it was forked before
+ * the parent's pin landed, the parent's original, and then gets the
+ * placement now. Any other mask was chosen by somebody else. Returns true
+ * when it was adopted. */
+static bool adopt_if_inherited(struct manager *m, const struct procfs_stat *st) {
+	struct proc *parent = proctable_get(m->procs, st->ppid), *child;
 	cpu_set_t current;
 
-	if (!parent || parent->state != PROC_PINNED)
-		return;
-	if (actuator_get(st->pid, &current) < 0 || !CPU_EQUAL(&current, &parent->cpus))
-		return;
-	p = get_or_add(m, st);
-	if (!p)
-		return;
-	p->state = PROC_PINNED;
-	p->original = parent->original;
-	p->have_original = parent->have_original;
-	p->cpus = parent->cpus;
-	p->inherited_from = parent->pid;
-	proc_set_rule(p, parent->rule);
-	set_reason(p, "inherited from %s[%d]", parent->comm, (int)parent->pid);
+	if (!parent || parent->state != PROC_PINNED || actuator_get(st->pid, &current) < 0)
+		return false;
+	if (!CPU_EQUAL(&current, &parent->cpus) && !(parent->have_original && CPU_EQUAL(&current, &parent->original)))
+		return false;
+	child = inherit(m, st, parent);
+	if (!child)
+		return false;
+	if (!CPU_EQUAL(&current, &child->cpus) && apply(m, child, &child->cpus) == -ESRCH) {
+		drop(m, st->pid);
+		return false;
+	}
+	return true;
+}
+
+/* Process events that ccxd needs: execs and renames always; forks only while
+ * a spread process must place each new thread (inheritance is found by
+ * adopt_children); exits never: every entry's pidfd tells of its exit. */
+static void update_subscription(struct manager *m, bool spreading) {
+	uint32_t events = WATCHER_EXEC | WATCHER_COMM | (spreading ? WATCHER_FORK : 0);
+
+	if (m->watcher && events != m->subscribed) {
+		m->subscribed = events;
+		watcher_subscribe(m->watcher, events);
+	}
 }
 
 /* A rule matched but ccxd leaves the process alone (anything ccxd had set is
@@ -423,6 +484,8 @@ static void decide_with_rule(struct manager *m, const struct procfs_stat *st, st
 		set_reason(p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-r));
 		return;
 	}
+	if (p->n_spread > 0)
+		update_subscription(m, true);
 	if (p->state != PROC_PINNED)
 		log_info("Pinned %s[%d] to CCX %s (CPUs %s): rule %s", p->comm, (int)p->pid,
 			 manager_ccx_list(m, &target, list2, sizeof(list2)),
@@ -466,7 +529,7 @@ static void evaluate(struct manager *m, pid_t pid, enum trigger trigger) {
 	if (!rule) {
 		/* A placement follows the process and its descendants through
 		 * exec until a rule says otherwise. */
-		if (!p && trigger == TRIGGER_SCAN)
+		if (!p && (trigger == TRIGGER_SCAN || trigger == TRIGGER_EXEC))
 			adopt_if_inherited(m, &st);
 		return;
 	}
@@ -497,29 +560,30 @@ static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t ch
 		return;
 	if (procfs_read_stat(m->root, child_tgid, &st) < 0)
 		return;
-	child = get_or_add(m, &st);
-	if (!child)
-		return;
+	child = inherit(m, &st, parent);
 	/* The parent may have forked before its own pin landed: set it anyway. */
-	child->state = parent->state;
-	child->original = parent->original;
-	child->have_original = parent->have_original;
-	child->cpus = parent->cpus;
-	child->inherited_from = parent->pid;
-	if (parent->n_spread > 0) {
-		cpu_set_t *sets = malloc(parent->n_spread * sizeof(*sets));
-		if (sets)
-			memcpy(sets, parent->spread, parent->n_spread * sizeof(*sets));
-		proc_set_spread(child, sets, parent->n_spread);
-	}
-	proc_set_rule(child, parent->rule);
-	set_reason(child, "inherited from %s[%d]", parent->comm, (int)parent->pid);
-	if (child->state == PROC_PINNED && apply(m, child, &child->cpus) == -ESRCH)
+	if (child && child->state == PROC_PINNED && apply(m, child, &child->cpus) == -ESRCH)
 		drop(m, child_tgid);
 }
 
 static void on_exec(void *userdata, pid_t tgid) {
-	evaluate(userdata, tgid, TRIGGER_EXEC);
+	struct manager *m = userdata;
+
+	/* Most programs are neither ccxd's already nor named by any rule: for
+	 * them comm is all there is to read. (A child that inherited a pinned
+	 * placement is adopted by the interval's sweep.) */
+	if (!proctable_get(m->procs, tgid)) {
+		struct rule_identity id = { .comm = NULL };
+		char comm[PROCFS_COMM_MAX];
+		unsigned need = 0;
+
+		if (procfs_read_comm(m->root, tgid, comm) < 0)
+			return;
+		id.comm = comm;
+		if (!rules_match(m->config->rules, m->config->n_rules, &id, &need) && !need)
+			return;
+	}
+	evaluate(m, tgid, TRIGGER_EXEC);
 }
 
 static void on_comm(void *userdata, pid_t pid, pid_t tgid) {
@@ -600,23 +664,81 @@ static void notify_status(struct manager *m) {
 		   pinned, config_mode_to_string(m->config->mode));
 }
 
-/* Entries whose process died without an exit event (lost events, polling). */
+/* Children that inherited a pinned placement while no fork event told of
+ * them (kernels that filter events send none): found through the parents'
+ * children lists, grandchildren included. */
+static void adopt_children(struct manager *m) {
+	size_t n, n_queue = 0, allocated;
+	struct proc **list = proctable_list(m->procs, &n);
+	pid_t *queue;
+
+	if (!list)
+		return;
+	allocated = n + 1;
+	queue = malloc(allocated * sizeof(*queue));
+	for (size_t i = 0; queue && i < n; i++)
+		if (list[i]->state == PROC_PINNED)
+			queue[n_queue++] = list[i]->pid;
+	free(list);
+
+	for (size_t i = 0; queue && i < n_queue; i++) {
+		pid_t *kids;
+		size_t n_kids;
+
+		if (procfs_list_children(m->root, queue[i], &kids, &n_kids) < 0)
+			continue;
+		for (size_t k = 0; k < n_kids; k++) {
+			struct procfs_stat st;
+			pid_t *grown;
+			if (proctable_get(m->procs, kids[k]) || procfs_read_stat(m->root, kids[k], &st) < 0 ||
+			    !adopt_if_inherited(m, &st))
+				continue;
+			if (n_queue == allocated && (grown = realloc(queue, 2 * allocated * sizeof(*queue)))) {
+				queue = grown;
+				allocated *= 2;
+			}
+			if (n_queue < allocated)
+				queue[n_queue++] = kids[k];
+		}
+		free(kids);
+	}
+	free(queue);
+}
+
+/* policy = spread: threads made while no fork event told of them take their
+ * turn now. Thread ids grow, so the new ones are those above the highest
+ * placed. */
+static void catch_up_spread(struct manager *m, struct proc *p) {
+	pid_t *tasks;
+	size_t n;
+
+	if (procfs_list_tasks(m->root, p->pid, &tasks, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (tasks[i] <= p->spread_highest_tid)
+			continue;
+		actuator_apply_thread(p->pidfd, tasks[i], &p->spread[p->spread_next++ % p->n_spread]);
+		p->spread_highest_tid = tasks[i];
+	}
+	free(tasks);
+}
+
 static void sweep(struct manager *m) {
 	size_t n;
-	struct proc **list = proctable_list(m->procs, &n);
-	pid_t *dead = calloc(n ? n : 1, sizeof(*dead));
-	size_t n_dead = 0;
+	struct proc **list;
+	bool spreading = false;
 
-	for (size_t i = 0; list && dead && i < n; i++) {
-		struct procfs_stat st;
-		if (procfs_read_stat(m->root, list[i]->pid, &st) == -ESRCH ||
-		    (st.pid == list[i]->pid && st.start_time != list[i]->start_time))
-			dead[n_dead++] = list[i]->pid;
+	adopt_children(m);
+	list = proctable_list(m->procs, &n);
+	for (size_t i = 0; list && i < n; i++) {
+		struct proc *p = list[i];
+		if (p->state == PROC_PINNED && p->n_spread > 0) {
+			catch_up_spread(m, p);
+			spreading = true;
+		}
 	}
-	for (size_t i = 0; i < n_dead; i++)
-		drop(m, dead[i]);
-	free(dead);
 	free(list);
+	update_subscription(m, spreading);
 }
 
 static int arm_interval(struct manager *m);
@@ -909,6 +1031,7 @@ int manager_start(struct manager *m) {
 	r = watcher_new(m->event, &watcher_ops, m, &m->watcher);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch processes: %m");
+	update_subscription(m, false);
 	/* Rules apply to programs already running, too. */
 	scan_all(m, TRIGGER_SCAN);
 	r = arm_interval(m);
@@ -929,8 +1052,10 @@ int manager_run(struct manager *m) {
 	int r = sd_event_loop(m->event);
 
 	sd_notify(0, "STOPPING=1");
-	if (m->config->restore_on_exit)
+	if (m->config->restore_on_exit) {
+		adopt_children(m);   /* their originals are owed too */
 		restore_all(m, false);
+	}
 	return r;
 }
 

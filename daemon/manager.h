@@ -38,6 +38,7 @@ struct manager {
 	char *socket_path;         /* the socket file we created, removed at exit */
 	cpu_set_t online;          /* the kernel's online CPUs */
 	bool polling;              /* no proc connector: scanning /proc every interval */
+	uint32_t subscribed;       /* the process events asked of the watcher */
 	char watcher_note[256];
 	sd_event_source *sig_term, *sig_int, *sig_hup;
 	sd_event_source *interval_timer;

@@ -37,6 +37,7 @@ struct proctable *proctable_new(void) {
 }
 
 static void entry_free(struct bucket_entry *e) {
+	sd_event_source_disable_unref(e->proc.exit_watch);
 	if (e->proc.pidfd >= 0)
 		close(e->proc.pidfd);
 	free(e->proc.rule);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <systemd/sd-event.h>
 
 #include "procfs.h"
 
@@ -22,7 +23,9 @@ enum proc_state {
 struct proc {
 	pid_t pid;
 	uint64_t start_time;      /* clock ticks after boot, from /proc/PID/stat */
-	int pidfd;                /* -1 until ccxd acts on it */
+	int pidfd;                /* names this very process; -1 until opened */
+	sd_event_source *exit_watch; /* fires when the process exits (pidfd readable) */
+	void *owner;              /* for exit_watch's handler */
 	char comm[PROCFS_COMM_MAX];
 	char *rule;               /* name of the rule that placed it, NULL when pinned by hand */
 	enum proc_state state;

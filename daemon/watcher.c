@@ -21,6 +21,15 @@
 #define WATCHER_ROUNDS_MAX 16
 #define WATCHER_DATAGRAM_MAX 512
 /* The kernel answers LISTEN at once; silence this long means a PID namespace. */
+#define WATCHER_ALL 0xffffffffu
+
+/* Since Linux 6.6 a LISTEN may carry a filter; the uapi headers of older
+ * distributions do not know it yet. */
+struct watcher_listen_filter {
+	enum proc_cn_mcast_op mcast_op;
+	uint32_t event_type;
+};
+
 #define WATCHER_ACK_TIMEOUT_USEC (1000 * 1000)
 
 enum watcher_state {
@@ -38,6 +47,7 @@ struct watcher {
 	const struct watcher_ops *ops;
 	void *userdata;
 	enum watcher_state state;
+	uint32_t subscribed;           /* event kinds asked for */
 	char why[256];
 	struct watcher_stats stats;
 	char buffers[WATCHER_BATCH][WATCHER_DATAGRAM_MAX] __attribute__((aligned(NLMSG_ALIGNTO)));
@@ -52,6 +62,9 @@ static void dispatch(struct watcher *w, const struct proc_event *ev) {
 			w->state = WATCHER_ACTIVE;
 			w->ack_timer = sd_event_source_disable_unref(w->ack_timer);
 			log_debug("proc connector is listening");
+			/* Only an unfiltered listener sees the acknowledgement, so
+			 * the filter goes out after it. */
+			watcher_subscribe(w, w->subscribed);
 		}
 		return;
 	case PROC_EVENT_FORK:
@@ -168,24 +181,39 @@ static void set_unavailable(struct watcher *w, const char *fmt, const char *deta
 		w->ops->unavailable(w->userdata, w->why);
 }
 
-static int send_listen(struct nl_sock *sock) {
+static int send_listen(struct nl_sock *sock, uint32_t events) {
 	struct {
 		struct cn_msg cn;
-		enum proc_cn_mcast_op op;
+		struct watcher_listen_filter filter;
 	} __attribute__((packed)) req = {
-		.cn = { .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC }, .len = sizeof(enum proc_cn_mcast_op) },
-		.op = PROC_CN_MCAST_LISTEN,
+		.cn = { .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC } },
+		.filter = { .mcast_op = PROC_CN_MCAST_LISTEN, .event_type = events },
 	};
+	/* Without a filter the request is the bare operation, as kernels before
+	 * 6.6 require (they ignore anything longer). */
+	size_t len = events == WATCHER_ALL ? sizeof(enum proc_cn_mcast_op) : sizeof(req.filter);
 	struct nl_msg *msg = nlmsg_alloc_simple(NLMSG_DONE, 0);
 	int r;
 
 	if (!msg)
 		return -NLE_NOMEM;
-	r = nlmsg_append(msg, &req, sizeof(req), NLMSG_ALIGNTO);
+	req.cn.len = (uint16_t)len;
+	r = nlmsg_append(msg, &req, sizeof(req.cn) + len, NLMSG_ALIGNTO);
 	if (r >= 0)
 		r = nl_send_auto(sock, msg);
 	nlmsg_free(msg);
 	return r < 0 ? r : 0;
+}
+
+void watcher_subscribe(struct watcher *w, uint32_t events) {
+	int r;
+
+	w->subscribed = events;
+	if (w->state != WATCHER_ACTIVE || !w->sock)
+		return;
+	r = send_listen(w->sock, events);
+	if (r < 0)
+		log_warning("Failed to set the proc connector's event filter: %s", nl_geterror(r));
 }
 
 static int connect_socket(struct watcher *w) {
@@ -210,7 +238,7 @@ static int connect_socket(struct watcher *w) {
 	r = nl_socket_set_nonblocking(w->sock);
 	if (r < 0)
 		return r;
-	return send_listen(w->sock);
+	return send_listen(w->sock, WATCHER_ALL);
 }
 
 int watcher_new(sd_event *e, const struct watcher_ops *ops, void *userdata, struct watcher **ret) {
@@ -224,6 +252,7 @@ int watcher_new(sd_event *e, const struct watcher_ops *ops, void *userdata, stru
 	w->ops = ops;
 	w->userdata = userdata;
 	w->state = WATCHER_WAITING_ACK;
+	w->subscribed = WATCHER_ALL;
 
 	r = connect_socket(w);
 	if (r < 0) {

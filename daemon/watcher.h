@@ -22,6 +22,12 @@ struct watcher_ops {
 	void (*unavailable)(void *userdata, const char *why);
 };
 
+/* Event kinds a watcher can ask the kernel for (the proc connector's own bits). */
+#define WATCHER_FORK  0x00000001u
+#define WATCHER_EXEC  0x00000002u
+#define WATCHER_COMM  0x00000200u
+#define WATCHER_EXIT  0x80000000u
+
 struct watcher_stats {
 	uint64_t events;          /* events handled */
 	uint64_t lost;            /* times the kernel reported lost events */
@@ -34,6 +40,11 @@ struct watcher;
  * loop, never from here). */
 int watcher_new(sd_event *e, const struct watcher_ops *ops, void *userdata, struct watcher **ret);
 void watcher_free(struct watcher *w);
+
+/* Asks for only these kinds of event. Kernels since 6.6 filter them at the
+ * source, which spares a wake-up per event not wanted; older ones keep
+ * sending everything, so callers must be ready for any kind. */
+void watcher_subscribe(struct watcher *w, uint32_t events);
 
 bool watcher_active(const struct watcher *w);
 struct watcher_stats watcher_stats(const struct watcher *w);
