@@ -803,9 +803,13 @@ int manager_reload(struct manager *m, char ***errors) {
 	bool topology_changed;
 	size_t n;
 	struct proc **list;
+	struct timespec ts;
 	int r;
 
-	sd_notify(0, "RELOADING=1");
+	/* Type=notify-reload wants the time of the reload with it. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
+		   (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
 	r = manager_load_config(m->config_path, m->config_path_explicit, &c, &t, errors);
 	if (r < 0) {
 		m->stats.reload_failures++;
