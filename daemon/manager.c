@@ -30,6 +30,18 @@ enum trigger {
 
 /* ---- configuration ---------------------------------------------------- */
 
+static char *strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *strdupf(const char *fmt, ...) {
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return r < 0 ? NULL : s;
+}
+
 static int strv_push(char ***strv, size_t *n, char *s) {
 	char **p;
 
@@ -54,15 +66,15 @@ static int check_rules_fit(const struct config *c, const struct topology *t, cha
 	for (size_t i = 0; i < c->n_rules; i++) {
 		const struct rule *r = &c->rules[i];
 		for (size_t k = 0; k < r->n_ccx; k++) {
-			char *msg = NULL;
+			char *msg;
 			if (r->ccx[k] < t->n_ccx && t->ccx[r->ccx[k]].usable)
 				continue;
 			if (r->ccx[k] < t->n_ccx)
-				asprintf(&msg, "%s:%u: ccx %u has no online CPU", c->path, r->ccx_line, r->ccx[k]);
+				msg = strdupf("%s:%u: ccx %u has no online CPU", c->path, r->ccx_line, r->ccx[k]);
 			else
-				asprintf(&msg, "%s:%u: ccx %u does not exist: topology %s has %u CCX%s (0-%u)",
-					 c->path, r->ccx_line, r->ccx[k], t->source, t->n_ccx,
-					 t->n_ccx == 1 ? "" : "s", t->n_ccx ? t->n_ccx - 1 : 0);
+				msg = strdupf("%s:%u: ccx %u does not exist: topology %s has %u CCX%s (0-%u)",
+					      c->path, r->ccx_line, r->ccx[k], t->source, t->n_ccx,
+					      t->n_ccx == 1 ? "" : "s", t->n_ccx ? t->n_ccx - 1 : 0);
 			if (strv_push(errors, &n, msg) < 0)
 				return -ENOMEM;
 		}
@@ -92,9 +104,8 @@ int manager_load_config(const char *path, bool explicit_path, struct config **re
 	r = topology_load(c->topology, &t, &error);
 	if (r < 0) {
 		size_t n = 0;
-		char *msg = NULL;
-		asprintf(&msg, "%s: topology %s: %s", c->path ? c->path : path, c->topology,
-			 error ? error : strerror(-r));
+		char *msg = strdupf("%s: topology %s: %s", c->path ? c->path : path, c->topology,
+				    error ? error : strerror(-r));
 		free(error);
 		config_free(c);
 		if (strv_push(errors, &n, msg) < 0)
@@ -828,8 +839,11 @@ int manager_reload(struct manager *m, char ***errors) {
 		restore_all(m, true);
 
 	/* Keep serving on the socket we have: it is bound already. */
-	free(c->socket);
-	c->socket = strdup(m->config->socket);
+	char *socket = strdup(m->config->socket);
+	if (socket) {
+		free(c->socket);
+		c->socket = socket;
+	}
 	config_free(m->config);
 	m->config = c;
 	topology_free(m->topology);
