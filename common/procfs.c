@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cpulist.h"
 
@@ -262,6 +263,104 @@ int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n) {
 	*ret = kids;
 	*n = n_kids;
 	return 0;
+}
+
+/* "pipe:[123]" or "socket:[123]" */
+static enum procfs_fd_kind fd_kind(const char *target, uint64_t *inode) {
+	static const struct { const char *prefix; enum procfs_fd_kind kind; } kinds[] = {
+		{ "pipe:[", PROCFS_FD_PIPE },
+		{ "socket:[", PROCFS_FD_SOCKET },
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		size_t len = strlen(kinds[i].prefix);
+		char *end;
+		if (strncmp(target, kinds[i].prefix, len) != 0)
+			continue;
+		errno = 0;
+		*inode = strtoull(target + len, &end, 10);
+		if (errno || end == target + len || strcmp(end, "]") != 0)
+			return PROCFS_FD_OTHER;
+		return kinds[i].kind;
+	}
+	return PROCFS_FD_OTHER;
+}
+
+int procfs_list_fds(const char *root, pid_t pid, struct procfs_fd **ret, size_t *n) {
+	char path[PATH_MAX];
+	struct procfs_fd *fds = NULL;
+	size_t count = 0, allocated = 0;
+	struct dirent *de;
+	int dfd;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/fd", root, (int)pid);
+	d = opendir(path);
+	if (!d)
+		return vanished(-errno);
+	dfd = dirfd(d);
+	while ((de = readdir(d))) {
+		char target[64];
+		struct procfs_fd f = { 0 };
+		struct stat st;
+		char *end;
+		long fd;
+		ssize_t len;
+
+		fd = strtol(de->d_name, &end, 10);
+		if (end == de->d_name || *end || fd < 0 || fd > INT_MAX)
+			continue;
+		len = readlinkat(dfd, de->d_name, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;   /* closed meanwhile */
+		target[len] = '\0';
+		f.kind = fd_kind(target, &f.inode);
+		if (f.kind == PROCFS_FD_OTHER || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		f.fd = (int)fd;
+		f.readable = (st.st_mode & S_IRUSR) != 0;
+		f.writable = (st.st_mode & S_IWUSR) != 0;
+		if (count == allocated) {
+			size_t na = allocated ? allocated * 2 : 16;
+			struct procfs_fd *nf = realloc(fds, na * sizeof(*nf));
+			if (!nf) {
+				free(fds);
+				closedir(d);
+				return -ENOMEM;
+			}
+			fds = nf;
+			allocated = na;
+		}
+		fds[count++] = f;
+	}
+	closedir(d);
+	*ret = fds;
+	*n = count;
+	return 0;
+}
+
+int procfs_read_io(const char *root, pid_t pid, struct procfs_io *ret) {
+	char path[PATH_MAX], buf[512];
+	ssize_t len;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/io", root, (int)pid);
+	len = procfs_read_file(path, buf, sizeof(buf));
+	if (len < 0)
+		return vanished((int)len);
+	memset(ret, 0, sizeof(*ret));
+	for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		unsigned long long v;
+		if (sscanf(line, "rchar: %llu", &v) == 1)
+			ret->rchar = v, found++;
+		else if (sscanf(line, "wchar: %llu", &v) == 1)
+			ret->wchar = v, found++;
+		else if (sscanf(line, "syscr: %llu", &v) == 1)
+			ret->syscr = v, found++;
+		else if (sscanf(line, "syscw: %llu", &v) == 1)
+			ret->syscw = v, found++;
+	}
+	return found == 4 ? 0 : -EINVAL;
 }
 
 static int read_cpus_file(const char *path, cpu_set_t *ret) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -46,6 +47,32 @@ int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n);
 
 /* The children of every thread of the process (/proc/PID/task/TID/children). */
 int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n);
+
+enum procfs_fd_kind {
+	PROCFS_FD_OTHER,
+	PROCFS_FD_PIPE,            /* pipes and FIFOs: "pipe:[INODE]" */
+	PROCFS_FD_SOCKET,          /* "socket:[INODE]" */
+};
+
+struct procfs_fd {
+	int fd;
+	enum procfs_fd_kind kind;
+	uint64_t inode;
+	bool readable, writable;   /* the fd's access mode */
+};
+
+/* The process's pipe and socket fds (others are left out). The access mode
+ * comes from the link's own permission bits, which the kernel sets from the
+ * fd's mode, saving a read of fdinfo per fd. Sockets always read as both. */
+int procfs_list_fds(const char *root, pid_t pid, struct procfs_fd **ret, size_t *n);
+
+struct procfs_io {
+	uint64_t rchar, wchar;     /* bytes through read(2)/write(2) and kin: pipes, not send/recv */
+	uint64_t syscr, syscw;
+};
+
+/* /proc/PID/io (needs ptrace-read access to the process) */
+int procfs_read_io(const char *root, pid_t pid, struct procfs_io *ret);
 
 /* The CPUs the process's cgroup cpuset allows (cgroup v1 cpuset controller,
  * or v2 cpuset.cpus.effective). -ENOENT when no cpuset confines it. */

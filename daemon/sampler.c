@@ -1,0 +1,488 @@
+#include "sampler.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sockdiag.h"
+
+/* What was seen of a process at the previous sample. */
+struct seen {
+	pid_t pid;
+	uint64_t start_time;
+	uint64_t ticks;            /* utime + stime */
+	bool have_io;
+	struct procfs_io io;
+};
+
+struct tcp_seen {
+	uint64_t inode;
+	uint64_t bytes;            /* acked + received */
+};
+
+/* One pipe or socket fd of an active process. */
+struct endpoint {
+	enum procfs_fd_kind kind;
+	uint64_t inode;
+	size_t proc;               /* index into the result's procs */
+	bool readable, writable;
+};
+
+struct sampler {
+	const char *root;
+	long ticks_per_s;
+	struct seen *seen;
+	size_t n_seen;
+	struct tcp_seen *tcp;
+	size_t n_tcp;
+	uint64_t last_usec;
+	bool have_baseline;
+	struct sockdiag *diag;     /* NULL: sockets are not sampled */
+};
+
+/* Per active process while a sample is built: how its bytes are shared out. */
+struct share {
+	unsigned channels;
+};
+
+const char *channel_kind_to_string(enum channel_kind k) {
+	switch (k) {
+	case CHANNEL_PIPE: return "pipe";
+	case CHANNEL_UNIX: return "unix";
+	case CHANNEL_TCP: return "tcp";
+	}
+	return "unknown";
+}
+
+int sampler_new(const char *root, struct sampler **ret) {
+	struct sampler *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	s->root = root;
+	s->ticks_per_s = sysconf(_SC_CLK_TCK);
+	if (s->ticks_per_s <= 0)
+		s->ticks_per_s = 100;
+	r = sockdiag_new(&s->diag);
+	if (r < 0) {
+		log_warning_errno(r, "No socket diagnostics (%m): only pipes will be sampled");
+		s->diag = NULL;
+	}
+	*ret = s;
+	return 0;
+}
+
+void sampler_free(struct sampler *s) {
+	if (!s)
+		return;
+	sockdiag_free(s->diag);
+	free(s->seen);
+	free(s->tcp);
+	free(s);
+}
+
+void sampler_result_free(struct sampler_result *r) {
+	if (!r)
+		return;
+	free(r->procs);
+	free(r->channels);
+	free(r);
+}
+
+static int compare_pid(const void *a, const void *b) {
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int compare_endpoint(const void *a, const void *b) {
+	const struct endpoint *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return (x->kind > y->kind) - (x->kind < y->kind);
+	if (x->inode != y->inode)
+		return (x->inode > y->inode) - (x->inode < y->inode);
+	return (x->proc > y->proc) - (x->proc < y->proc);
+}
+
+static int compare_tcp_inode(const void *a, const void *b) {
+	uint64_t x = ((const struct tcp_seen *)a)->inode, y = ((const struct tcp_seen *)b)->inode;
+
+	return (x > y) - (x < y);
+}
+
+static void *grow(void *p, size_t *allocated, size_t n, size_t size) {
+	void *q;
+
+	if (n < *allocated)
+		return p;
+	q = realloc(p, (*allocated ? *allocated * 2 : 64) * size);
+	if (q)
+		*allocated = *allocated ? *allocated * 2 : 64;
+	return q;
+}
+
+static struct sampler_channel *add_channel(struct sampler_result *r, size_t *allocated) {
+	struct sampler_channel *c = grow(r->channels, allocated, r->n_channels, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	r->channels = c;
+	memset(&c[r->n_channels], 0, sizeof(*c));
+	return &c[r->n_channels++];
+}
+
+/* ---- step 1: which processes used CPU --------------------------------- */
+
+struct scan {
+	struct seen *seen;         /* this sample's, to become s->seen */
+	size_t n_seen, allocated_seen;
+	size_t allocated_procs;
+};
+
+static int scan_processes(struct sampler *s, double window_s, struct sampler_result *res, struct scan *sc) {
+	pid_t *pids;
+	size_t n, k = 0;
+	int r = procfs_list_pids(s->root, &pids, &n);
+
+	if (r < 0)
+		return r;
+	qsort(pids, n, sizeof(*pids), compare_pid);
+	for (size_t i = 0; i < n; i++) {
+		struct procfs_stat st;
+		struct seen now, *before = NULL;
+		struct sampler_process *p;
+		uint64_t used;
+
+		if (procfs_read_stat(s->root, pids[i], &st) < 0 || (st.flags & PROCFS_PF_KTHREAD))
+			continue;
+		res->n_scanned++;
+		/* Both lists are sorted by pid: walk the old one alongside. */
+		while (k < s->n_seen && s->seen[k].pid < pids[i])
+			k++;
+		if (k < s->n_seen && s->seen[k].pid == pids[i] && s->seen[k].start_time == st.start_time)
+			before = &s->seen[k];
+		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime };
+		used = before ? now.ticks - before->ticks : 0;
+
+		if (s->have_baseline && (before ? now.ticks > before->ticks : now.ticks > 0)) {
+			/* A process born since the last sample counts all its time. */
+			if (!before)
+				used = now.ticks;
+			now.have_io = procfs_read_io(s->root, pids[i], &now.io) >= 0;
+			p = grow(res->procs, &sc->allocated_procs, res->n_procs, sizeof(*p));
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			res->procs = p;
+			p = &p[res->n_procs++];
+			memset(p, 0, sizeof(*p));
+			p->pid = pids[i];
+			p->start_time = st.start_time;
+			memcpy(p->comm, st.comm, sizeof(p->comm));
+			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
+			if (now.have_io && before && before->have_io) {
+				p->read_bps = (double)(now.io.rchar - before->io.rchar) / window_s;
+				p->write_bps = (double)(now.io.wchar - before->io.wchar) / window_s;
+			}
+		}
+		struct seen *grown = grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
+		if (!grown) {
+			r = -ENOMEM;
+			break;
+		}
+		sc->seen = grown;
+		sc->seen[sc->n_seen++] = now;
+	}
+	free(pids);
+	return r < 0 ? r : 0;
+}
+
+/* ---- step 2: what they hold ------------------------------------------- */
+
+static int collect_endpoints(struct sampler *s, const struct sampler_result *res, struct endpoint **ret,
+			     size_t *n_ret) {
+	struct endpoint *eps = NULL;
+	size_t n = 0, allocated = 0;
+
+	for (size_t i = 0; i < res->n_procs; i++) {
+		struct procfs_fd *fds;
+		size_t n_fds;
+
+		if (procfs_list_fds(s->root, res->procs[i].pid, &fds, &n_fds) < 0)
+			continue;   /* gone, or not ours to read */
+		for (size_t f = 0; f < n_fds; f++) {
+			struct endpoint *grown = grow(eps, &allocated, n, sizeof(*grown));
+			if (!grown) {
+				free(fds);
+				free(eps);
+				return -ENOMEM;
+			}
+			eps = grown;
+			eps[n++] = (struct endpoint){ .kind = fds[f].kind, .inode = fds[f].inode, .proc = i,
+						      .readable = fds[f].readable, .writable = fds[f].writable };
+		}
+		free(fds);
+	}
+	/* One entry per (kind, inode, process): a process holding the same end
+	 * twice (dup2, or stdout and stderr) holds it once. */
+	qsort(eps, n, sizeof(*eps), compare_endpoint);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k > 0 && eps[k - 1].kind == eps[i].kind && eps[k - 1].inode == eps[i].inode &&
+		    eps[k - 1].proc == eps[i].proc) {
+			eps[k - 1].readable |= eps[i].readable;
+			eps[k - 1].writable |= eps[i].writable;
+			continue;
+		}
+		eps[k++] = eps[i];
+	}
+	*ret = eps;
+	*n_ret = k;
+	return 0;
+}
+
+/* The active process holding a socket inode, or -1. */
+static long owner_of(const struct endpoint *eps, size_t n, uint64_t inode) {
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct endpoint *e = &eps[mid];
+		if (e->kind < PROCFS_FD_SOCKET || (e->kind == PROCFS_FD_SOCKET && e->inode < inode))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && eps[lo].kind == PROCFS_FD_SOCKET && eps[lo].inode == inode)
+		return (long)eps[lo].proc;
+	return -1;
+}
+
+/* ---- step 3: channels -------------------------------------------------- */
+
+/* A pipe connects each process that writes it to each that reads it. A
+ * process holding both ends (the one that made it and has not closed one
+ * yet) is neither: that is how a parent and its child holding the same pipe
+ * never make a pair of their own. */
+static int pipe_channels(const struct endpoint *eps, size_t n, struct sampler_result *res, size_t *allocated) {
+	for (size_t i = 0; i < n;) {
+		size_t end = i;
+
+		while (end < n && eps[end].kind == eps[i].kind && eps[end].inode == eps[i].inode)
+			end++;
+		for (size_t w = i; eps[i].kind == PROCFS_FD_PIPE && w < end; w++) {
+			if (!eps[w].writable || eps[w].readable)
+				continue;
+			for (size_t r = i; r < end; r++) {
+				struct sampler_channel *c;
+				if (!eps[r].readable || eps[r].writable || eps[r].proc == eps[w].proc)
+					continue;
+				c = add_channel(res, allocated);
+				if (!c)
+					return -ENOMEM;
+				c->kind = CHANNEL_PIPE;
+				c->from = res->procs[eps[w].proc].pid;
+				c->to = res->procs[eps[r].proc].pid;
+				c->inode = eps[i].inode;
+			}
+		}
+		i = end;
+	}
+	return 0;
+}
+
+static long proc_index(const struct sampler_result *res, pid_t pid) {
+	size_t lo = 0, hi = res->n_procs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (res->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < res->n_procs && res->procs[lo].pid == pid ? (long)lo : -1;
+}
+
+static int unix_channels(struct sampler *s, const struct endpoint *eps, size_t n, struct sampler_result *res,
+			 size_t *allocated) {
+	struct sockdiag_unix *socks;
+	size_t n_socks;
+	int r;
+
+	if (!s->diag)
+		return 0;
+	r = sockdiag_unix(s->diag, &socks, &n_socks);
+	if (r < 0)
+		return log_debug_errno(r, "Failed to dump Unix sockets, ignoring: %m"), 0;
+	for (size_t i = 0; i < n_socks; i++) {
+		long a = owner_of(eps, n, socks[i].inode), b;
+		struct sampler_channel *c;
+
+		/* Each connection is listed from both ends: keep the one from the lower inode. */
+		if (a < 0 || socks[i].peer < socks[i].inode)
+			continue;
+		b = owner_of(eps, n, socks[i].peer);
+		if (b < 0 || a == b)
+			continue;
+		c = add_channel(res, allocated);
+		if (!c) {
+			free(socks);
+			return -ENOMEM;
+		}
+		c->kind = CHANNEL_UNIX;
+		c->from = res->procs[a].pid;
+		c->to = res->procs[b].pid;
+		c->inode = socks[i].inode;
+	}
+	free(socks);
+	return 0;
+}
+
+static uint64_t tcp_bytes_before(const struct sampler *s, uint64_t inode, bool *found) {
+	struct tcp_seen key = { .inode = inode }, *hit;
+
+	hit = s->n_tcp ? bsearch(&key, s->tcp, s->n_tcp, sizeof(key), compare_tcp_inode) : NULL;
+	*found = hit != NULL;
+	return hit ? hit->bytes : 0;
+}
+
+/* Loopback TCP: the two sockets of a connection have each other's ports.
+ * tcp_info counts the bytes for real, both ways. */
+static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n, double window_s,
+			struct sampler_result *res, size_t *allocated) {
+	struct sockdiag_tcp *socks;
+	struct tcp_seen *now;
+	size_t n_socks;
+	int r;
+
+	if (!s->diag)
+		return 0;
+	r = sockdiag_tcp_loopback(s->diag, &socks, &n_socks);
+	if (r < 0)
+		return log_debug_errno(r, "Failed to dump TCP sockets, ignoring: %m"), 0;
+	now = calloc(n_socks ? n_socks : 1, sizeof(*now));
+	if (!now) {
+		free(socks);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n_socks; i++) {
+		now[i].inode = socks[i].inode;
+		now[i].bytes = socks[i].bytes_acked + socks[i].bytes_received;
+	}
+	for (size_t i = 0; i < n_socks; i++) {
+		long a = owner_of(eps, n, socks[i].inode), b = -1;
+		size_t j;
+		bool found_i, found_j;
+		uint64_t before_i, before_j;
+		struct sampler_channel *c;
+
+		if (a < 0 || socks[i].sport > socks[i].dport)
+			continue;   /* each connection once, from its lower port */
+		for (j = 0; j < n_socks; j++)
+			if (j != i && socks[j].sport == socks[i].dport && socks[j].dport == socks[i].sport)
+				break;
+		if (j == n_socks || (b = owner_of(eps, n, socks[j].inode)) < 0 || a == b)
+			continue;
+		before_i = tcp_bytes_before(s, socks[i].inode, &found_i);
+		before_j = tcp_bytes_before(s, socks[j].inode, &found_j);
+		c = add_channel(res, allocated);
+		if (!c) {
+			free(now);
+			free(socks);
+			return -ENOMEM;
+		}
+		c->kind = CHANNEL_TCP;
+		c->from = res->procs[a].pid;
+		c->to = res->procs[b].pid;
+		c->inode = socks[i].inode;
+		/* Each byte is acked at one end and received at the other: half of
+		 * the sum of both ends is what crossed, both ways together. */
+		if (found_i && found_j)
+			c->bytes_per_s = (double)(now[i].bytes - before_i + now[j].bytes - before_j) / 2.0 / window_s;
+	}
+	free(socks);
+	qsort(now, n_socks, sizeof(*now), compare_tcp_inode);
+	free(s->tcp);
+	s->tcp = now;
+	s->n_tcp = n_socks;
+	return 0;
+}
+
+/* Pipes and Unix sockets have no byte counters of their own: a process's
+ * read(2)/write(2) bytes are shared out evenly over its channels, and a
+ * channel carries what both of its ends agree on. */
+static void estimate_rates(struct sampler_result *res) {
+	struct share *share = calloc(res->n_procs ? res->n_procs : 1, sizeof(*share));
+
+	if (!share)
+		return;
+	for (size_t i = 0; i < res->n_channels; i++) {
+		long a = proc_index(res, res->channels[i].from), b = proc_index(res, res->channels[i].to);
+		if (a >= 0)
+			share[a].channels++;
+		if (b >= 0)
+			share[b].channels++;
+	}
+	for (size_t i = 0; i < res->n_channels; i++) {
+		struct sampler_channel *c = &res->channels[i];
+		long a = proc_index(res, c->from), b = proc_index(res, c->to);
+		double a_out, a_in, b_out, b_in;
+
+		if (c->kind == CHANNEL_TCP || a < 0 || b < 0)
+			continue;
+		a_out = res->procs[a].write_bps / share[a].channels;
+		a_in = res->procs[a].read_bps / share[a].channels;
+		b_out = res->procs[b].write_bps / share[b].channels;
+		b_in = res->procs[b].read_bps / share[b].channels;
+		c->bytes_per_s = a_out < b_in ? a_out : b_in;
+		if (c->kind == CHANNEL_UNIX)
+			c->bytes_per_s += b_out < a_in ? b_out : a_in;
+	}
+	free(share);
+}
+
+int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result **ret) {
+	struct sampler_result *res = calloc(1, sizeof(*res));
+	struct scan sc = { 0 };
+	struct endpoint *eps = NULL;
+	size_t n_eps = 0, allocated = 0;
+	double window_s;
+	int r;
+
+	if (!res)
+		return -ENOMEM;
+	res->window_usec = s->have_baseline && now_usec > s->last_usec ? now_usec - s->last_usec : 0;
+	window_s = res->window_usec ? (double)res->window_usec / 1e6 : 1.0;
+
+	r = scan_processes(s, window_s, res, &sc);
+	if (r >= 0)
+		r = collect_endpoints(s, res, &eps, &n_eps);
+	if (r >= 0)
+		r = pipe_channels(eps, n_eps, res, &allocated);
+	if (r >= 0)
+		r = unix_channels(s, eps, n_eps, res, &allocated);
+	if (r >= 0)
+		r = tcp_channels(s, eps, n_eps, window_s, res, &allocated);
+	free(eps);
+	if (r < 0) {
+		free(sc.seen);
+		sampler_result_free(res);
+		return r;
+	}
+	estimate_rates(res);
+
+	free(s->seen);
+	s->seen = sc.seen;
+	s->n_seen = sc.n_seen;
+	s->last_usec = now_usec;
+	s->have_baseline = true;
+	*ret = res;
+	return 0;
+}

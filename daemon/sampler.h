@@ -1,0 +1,53 @@
+/* Who talks to whom, and how much: each cycle finds the processes that used
+ * CPU since the previous one, what connects them (pipes and FIFOs, Unix
+ * sockets, loopback TCP) and estimates the bytes per second on each channel.
+ * Idle processes cost one read of /proc/PID/stat. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procfs.h"
+
+enum channel_kind {
+	CHANNEL_PIPE,
+	CHANNEL_UNIX,
+	CHANNEL_TCP,
+};
+
+struct sampler_process {
+	pid_t pid;
+	uint64_t start_time;
+	char comm[PROCFS_COMM_MAX];
+	double cpu;                /* CPUs' worth of time used in the window: 1.0 = one CPU busy */
+	double read_bps, write_bps; /* read(2)/write(2) bytes per second */
+};
+
+struct sampler_channel {
+	enum channel_kind kind;
+	pid_t from, to;            /* pipes: from writes, to reads; sockets: the two ends */
+	uint64_t inode;            /* the pipe's inode, or from's socket inode */
+	double bytes_per_s;        /* both directions for sockets */
+};
+
+struct sampler_result {
+	uint64_t window_usec;      /* time since the previous sample */
+	struct sampler_process *procs;   /* the processes that used CPU, by pid */
+	size_t n_procs;
+	struct sampler_channel *channels;
+	size_t n_channels;
+	size_t n_scanned;          /* processes looked at */
+};
+
+struct sampler;
+
+int sampler_new(const char *root, struct sampler **ret);
+void sampler_free(struct sampler *s);
+
+/* One cycle at now_usec (CLOCK_MONOTONIC). The first call only takes the
+ * baseline and returns an empty result. */
+int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result **ret);
+void sampler_result_free(struct sampler_result *r);
+
+const char *channel_kind_to_string(enum channel_kind k);

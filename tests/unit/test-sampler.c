@@ -1,0 +1,187 @@
+/* The sampler against real processes talking through a real pipe, a
+ * socketpair and a loopback TCP connection. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "sampler.h"
+#include "test.h"
+
+static uint64_t now_usec(void) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* Children that pump bytes until killed; each closes the other end, as a
+ * shell does for a pipeline. */
+static pid_t spawn_writer(int fd, int other_end) {
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		static char buf[65536];
+		close(other_end);
+		for (;;)
+			if (write(fd, buf, sizeof(buf)) < 0 && errno != EINTR)
+				_exit(0);
+	}
+	return pid;
+}
+
+static pid_t spawn_reader(int fd, int other_end) {
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		static char buf[65536];
+		close(other_end);
+		for (;;)
+			if (read(fd, buf, sizeof(buf)) <= 0)
+				_exit(0);
+	}
+	return pid;
+}
+
+static const struct sampler_channel *find(const struct sampler_result *r, enum channel_kind kind, pid_t a,
+					  pid_t b) {
+	for (size_t i = 0; i < r->n_channels; i++) {
+		const struct sampler_channel *c = &r->channels[i];
+		if (c->kind == kind && ((c->from == a && c->to == b) || (c->from == b && c->to == a)))
+			return c;
+	}
+	return NULL;
+}
+
+/* Three samples 300 ms apart: baseline, activity, rates. */
+static struct sampler_result *sample_thrice(void) {
+	struct sampler *s;
+	struct sampler_result *r = NULL;
+
+	if (sampler_new("", &s) < 0)
+		return NULL;
+	for (int i = 0; i < 3; i++) {
+		sampler_result_free(r);
+		r = NULL;
+		if (sampler_sample(s, now_usec(), &r) < 0)
+			break;
+		if (i < 2)
+			usleep(300 * 1000);
+	}
+	sampler_free(s);
+	return r;
+}
+
+static void finds_a_pipe_and_its_rate(void) {
+	int p[2];
+	pid_t w, rd, other;
+	struct sampler_result *r;
+	const struct sampler_channel *c;
+
+	CHECK(pipe(p) == 0);
+	w = spawn_writer(p[1], p[0]);
+	rd = spawn_reader(p[0], p[1]);
+	/* A second writer of the same pipe, idle: holding the same end as the
+	 * busy writer must not make it a partner of anyone. */
+	other = fork();
+	if (other == 0) {
+		close(p[0]);
+		pause();
+		_exit(0);
+	}
+	close(p[0]);
+	close(p[1]);
+	r = sample_thrice();
+	CHECK(r != NULL);
+	c = r ? find(r, CHANNEL_PIPE, w, rd) : NULL;
+	CHECK(c != NULL);
+	if (c) {
+		CHECK_INT(c->from, w);
+		CHECK_INT(c->to, rd);
+		printf("# pipe %.1f MiB/s\n", c->bytes_per_s / 1048576);
+		CHECK(c->bytes_per_s > 10 * 1048576.0);
+	}
+	CHECK(r && !find(r, CHANNEL_PIPE, w, other) && !find(r, CHANNEL_PIPE, other, rd));
+	kill(w, SIGKILL);
+	kill(rd, SIGKILL);
+	kill(other, SIGKILL);
+	sampler_result_free(r);
+}
+
+static void finds_a_socketpair(void) {
+	int sv[2];
+	pid_t w, rd;
+	struct sampler_result *r;
+	const struct sampler_channel *c;
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	w = spawn_writer(sv[0], sv[1]);
+	rd = spawn_reader(sv[1], sv[0]);
+	close(sv[0]);
+	close(sv[1]);
+	r = sample_thrice();
+	c = r ? find(r, CHANNEL_UNIX, w, rd) : NULL;
+	CHECK(c != NULL);
+	if (c) {
+		printf("# unix %.1f MiB/s\n", c->bytes_per_s / 1048576);
+		CHECK(c->bytes_per_s > 10 * 1048576.0);
+	}
+	kill(w, SIGKILL);
+	kill(rd, SIGKILL);
+	sampler_result_free(r);
+}
+
+static void finds_loopback_tcp_with_true_bytes(void) {
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM, 0), c1, c2;
+	pid_t w, rd;
+	struct sampler_result *r;
+	const struct sampler_channel *c;
+
+	CHECK(l >= 0 && bind(l, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(l, 1) == 0);
+	CHECK(getsockname(l, (struct sockaddr *)&sa, &len) == 0);
+	c1 = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(connect(c1, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	c2 = accept(l, NULL, NULL);
+	CHECK(c2 >= 0);
+	close(l);
+	w = spawn_writer(c1, c2);
+	rd = spawn_reader(c2, c1);
+	close(c1);
+	close(c2);
+	r = sample_thrice();
+	c = r ? find(r, CHANNEL_TCP, w, rd) : NULL;
+	CHECK(c != NULL);
+	if (c) {
+		printf("# tcp %.1f MiB/s\n", c->bytes_per_s / 1048576);
+		CHECK(c->bytes_per_s > 10 * 1048576.0);
+	}
+	kill(w, SIGKILL);
+	kill(rd, SIGKILL);
+	sampler_result_free(r);
+}
+
+static void idle_processes_are_not_active(void) {
+	pid_t idle = fork();
+	struct sampler_result *r;
+	bool seen = false;
+
+	if (idle == 0) {
+		pause();
+		_exit(0);
+	}
+	r = sample_thrice();
+	CHECK(r != NULL);
+	for (size_t i = 0; r && i < r->n_procs; i++)
+		seen |= r->procs[i].pid == idle;
+	CHECK(!seen);
+	CHECK(r && r->n_scanned > 1);
+	kill(idle, SIGKILL);
+	sampler_result_free(r);
+}
+
+TEST_MAIN(T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
+	  T(idle_processes_are_not_active))
