@@ -130,3 +130,35 @@ size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned 
 	}
 	return n;
 }
+
+size_t placer_groups(const struct topology *t, const double *demand, size_t n_groups, const double *busy,
+		     int *ccx) {
+	double *room = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*room));
+	size_t *order = malloc((n_groups ? n_groups : 1) * sizeof(*order)), placed = 0;
+
+	for (unsigned c = 0; room && c < t->n_ccx; c++)
+		room[c] = t->ccx[c].usable ? (double)t->ccx[c].n_pus - (busy ? busy[c] : 0.0) : -1.0;
+	/* Largest demand first; a stable insertion sort keeps the given order
+	 * among equals, and the number of groups is small. */
+	for (size_t i = 0; order && i < n_groups; i++) {
+		size_t k = i;
+		for (; k > 0 && demand[order[k - 1]] < demand[i]; k--)
+			order[k] = order[k - 1];
+		order[k] = i;
+	}
+	for (size_t i = 0; i < n_groups; i++) {
+		size_t g = order ? order[i] : i;
+		int best = -1;
+		for (unsigned c = 0; room && c < t->n_ccx; c++)
+			if (room[c] >= demand[g] && (best < 0 || room[c] > room[best]))
+				best = (int)c;
+		ccx[g] = best;
+		if (best >= 0) {
+			room[best] -= demand[g];
+			placed++;
+		}
+	}
+	free(order);
+	free(room);
+	return placed;
+}

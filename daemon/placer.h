@@ -42,3 +42,13 @@ void placer_ccx_cpus(const struct topology_ccx *ccx, enum rule_smt smt, cpu_set_
 
 /* The indexes of the CCXs that cpus touches, at most max of them, in ret. Returns how many. */
 size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned *ret, size_t max);
+
+/* Communicating groups onto CCXs: each goes onto the usable CCX with the
+ * most room left (balance) that has room for its CPU demand, after the load
+ * others already put on each CCX (busy, in CPUs; NULL: none) and what the
+ * groups placed before it took. The largest demands go first, so that small
+ * groups fill the gaps big ones leave (first-fit decreasing). ccx[i] is -1
+ * for a group that fits no CCX: it is left alone. Returns how many were
+ * placed. */
+size_t placer_groups(const struct topology *t, const double *demand, size_t n_groups, const double *busy,
+		     int *ccx);

@@ -1,0 +1,165 @@
+/* Placement policy on real machines' topologies. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "cpulist.h"
+#include "placer.h"
+#include "test.h"
+
+static struct topology *load(const char *file) {
+	const char *dir = getenv("CCXD_TOPOLOGIES");
+	char spec[4096];
+	struct topology *t = NULL;
+
+	if (!dir)
+		SKIP_TEST("CCXD_TOPOLOGIES is not set");
+	snprintf(spec, sizeof(spec), "xml:%s/%s", dir, file);
+	if (topology_load(spec, &t, NULL) < 0)
+		SKIP_TEST("topology not available");
+	return t;
+}
+
+static const char *list(const cpu_set_t *set) {
+	static char buf[CPULIST_MAX];
+
+	return cpulist_format(set, buf, sizeof(buf));
+}
+
+static void pin_takes_every_listed_ccx(void) {
+	struct topology *t = load("amd-ryzen9-3950x.xml");
+	unsigned ccx_list[] = { 1, 2 }, ccx;
+	struct rule r = { .name = "x", .ccx = ccx_list, .n_ccx = 2, .policy = RULE_POLICY_PIN };
+	cpu_set_t cpus;
+
+	CHECK_INT(placer_rule_cpus(t, &r, NULL, &cpus, &ccx), 0);
+	CHECK_STR(list(&cpus), "4-11,20-27");
+	topology_free(t);
+}
+
+static void smt_avoid_takes_one_pu_per_core(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	unsigned ccx_list[] = { 1 }, ccx;
+	struct rule r = { .name = "x", .ccx = ccx_list, .n_ccx = 1, .policy = RULE_POLICY_PIN, .smt = RULE_SMT_AVOID };
+	cpu_set_t cpus;
+
+	CHECK_INT(placer_rule_cpus(t, &r, NULL, &cpus, &ccx), 0);
+	CHECK_STR(list(&cpus), "4-7");
+	topology_free(t);
+}
+
+static void compact_auto_takes_the_least_loaded_ccx(void) {
+	struct topology *t = load("amd-epyc-7742-2s.xml");
+	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_COMPACT };
+	unsigned *load = calloc(t->n_ccx, sizeof(*load)), ccx;
+	cpu_set_t cpus;
+
+	for (unsigned i = 0; i < t->n_ccx; i++)
+		load[i] = i == 5 ? 0 : 1;
+	CHECK_INT(placer_rule_cpus(t, &r, &(struct placer_context){ load, t->n_ccx, NULL }, &cpus, &ccx), 0);
+	CHECK_INT(ccx, 5);
+	CHECK_STR(list(&cpus), list(&t->ccx[5].cpus));
+	free(load);
+	topology_free(t);
+}
+
+static void auto_honours_the_cpuset(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_COMPACT };
+	cpu_set_t allowed, cpus;
+	unsigned ccx;
+
+	CHECK_INT(cpulist_parse("12-15", &allowed), 0);
+	CHECK_INT(placer_rule_cpus(t, &r, &(struct placer_context){ NULL, 0, &allowed }, &cpus, &ccx), 0);
+	CHECK_INT(ccx, 1);
+	topology_free(t);
+}
+
+static void prefer_cache_and_frequency_on_an_x3d(void) {
+	struct topology *t = load("amd-ryzen9-7950x3d.xml");
+	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_COMPACT, .prefer = RULE_PREFER_CACHE };
+	unsigned load[2] = { 5, 0 }, ccx;
+	cpu_set_t cpus;
+
+	/* The big cache wins even though more is placed there already. */
+	CHECK_INT(placer_rule_cpus(t, &r, &(struct placer_context){ load, 2, NULL }, &cpus, &ccx), 0);
+	CHECK_INT(ccx, 0);
+	r.prefer = RULE_PREFER_FREQUENCY;
+	CHECK_INT(placer_rule_cpus(t, &r, &(struct placer_context){ NULL, 0, NULL }, &cpus, &ccx), 0);
+	CHECK_INT(ccx, 1);
+	topology_free(t);
+}
+
+static void spread_gives_each_ccx_a_set(void) {
+	struct topology *t = load("amd-ryzen9-3950x.xml");
+	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_SPREAD };
+	cpu_set_t *sets = calloc(t->n_ccx, sizeof(*sets));
+
+	CHECK_INT(placer_spread_sets(t, &r, NULL, sets), 4);
+	CHECK_STR(list(&sets[0]), "0-3,16-19");
+	CHECK_STR(list(&sets[3]), "12-15,28-31");
+	free(sets);
+	topology_free(t);
+}
+
+static void missing_ccx_is_an_error(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	unsigned ccx_list[] = { 7 }, ccx;
+	struct rule r = { .name = "x", .ccx = ccx_list, .n_ccx = 1 };
+	cpu_set_t cpus;
+
+	CHECK_INT(placer_rule_cpus(t, &r, NULL, &cpus, &ccx), -ENOENT);
+	r.policy = RULE_POLICY_PAIR;
+	CHECK_INT(placer_rule_cpus(t, &r, NULL, &cpus, &ccx), -EOPNOTSUPP);
+	topology_free(t);
+}
+
+static void groups_go_where_there_is_room(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	double demand[] = { 2.0, 3.0, 7.0 }, full[] = { 8.0, 1.0, 8.0 }, huge[] = { 20.0 };
+	int ccx[3];
+
+	/* 8 PUs per CCX: the 7 goes first, the 3 and the 2 share the other. */
+	CHECK_INT(placer_groups(t, demand, 3, NULL, ccx), 3);
+	CHECK_INT(ccx[2], 0);
+	CHECK_INT(ccx[1], 1);
+	CHECK_INT(ccx[0], 1);
+	/* A full machine: what does not fit is left alone. */
+	CHECK_INT(placer_groups(t, full, 3, NULL, ccx), 2);
+	CHECK_INT(ccx[0], 0);
+	CHECK_INT(ccx[1], -1);
+	CHECK_INT(ccx[2], 1);
+	/* A group larger than any CCX. */
+	CHECK_INT(placer_groups(t, huge, 1, NULL, ccx), 0);
+	CHECK_INT(ccx[0], -1);
+	topology_free(t);
+}
+
+static void groups_avoid_busy_ccxs(void) {
+	struct topology *t = load("amd-epyc-7763-2s.xml");
+	double *busy = calloc(t->n_ccx, sizeof(*busy)), demand[] = { 2.0 };
+	int ccx;
+
+	for (unsigned i = 0; i < t->n_ccx; i++)
+		busy[i] = i == 9 ? 1.0 : 7.5;
+	CHECK_INT(placer_groups(t, demand, 1, busy, &ccx), 1);
+	CHECK_INT(ccx, 9);
+	free(busy);
+	topology_free(t);
+}
+
+static void more_groups_than_ccxs(void) {
+	struct topology *t = load("amd-ryzen9-5900x.xml");
+	double demand[6] = { 1, 1, 1, 1, 1, 1 };
+	int ccx[6], on0 = 0;
+
+	CHECK_INT(placer_groups(t, demand, 6, NULL, ccx), 6);
+	for (int i = 0; i < 6; i++)
+		on0 += ccx[i] == 0;
+	CHECK_INT(on0, 3);   /* balanced over the two CCXs */
+	topology_free(t);
+}
+
+TEST_MAIN(T(pin_takes_every_listed_ccx), T(smt_avoid_takes_one_pu_per_core), T(compact_auto_takes_the_least_loaded_ccx),
+	  T(auto_honours_the_cpuset), T(prefer_cache_and_frequency_on_an_x3d), T(spread_gives_each_ccx_a_set),
+	  T(missing_ccx_is_an_error), T(groups_go_where_there_is_room), T(groups_avoid_busy_ccxs),
+	  T(more_groups_than_ccxs))
