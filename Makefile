@@ -4,6 +4,7 @@
 #   make run        build and run ccxd in the foreground on conf/ccxd.conf
 #   make check      build and run every test; ends with "N passed, N failed"
 #   make install    PREFIX (default /usr/local) and DESTDIR are honoured
+#   make check-systemd  boot a real systemd in a container and run ccxd under it
 #
 # WERROR=1 turns warnings into errors (on by default when CI=true); SANITIZE=address,undefined
 # builds everything with those sanitizers.
@@ -14,6 +15,8 @@ SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 VERSION    := 0.1.0
 PKGS       := libsystemd libnl-3.0 hwloc inih json-c
@@ -58,6 +61,9 @@ HELPER_SRC := $(wildcard tools/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:.c=)
 
 PROGRAMS   := daemon/ccxd tools/ccxctl
+UNITS      := systemd/ccxd.service systemd/ccxd.socket
+MAN_PAGES  := man/ccxctl.1 man/ccxd.conf.5 man/ccxd.8
+COMPLETIONS := completion/ccxctl completion/ccxd
 
 all: $(PROGRAMS) $(HELPER_BIN)
 
@@ -70,7 +76,7 @@ daemon/libccxd.a: $(DAEMON_OBJ)
 daemon/ccxd: daemon/main.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-tools/ccxctl: tools/ccxctl.o common/libcommon.a
+tools/ccxctl: tools/ccxctl.o tools/ccxctl-probe.o common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 tools/helpers/%: tools/helpers/%.o common/libcommon.a
@@ -86,7 +92,7 @@ tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a common/libcommon.a
 
 # Every object depends on every header: the project is small enough that this
 # costs nothing and it can never build against a stale header.
-HEADERS    := $(wildcard common/*.h daemon/*.h tests/unit/*.h)
+HEADERS    := $(wildcard common/*.h daemon/*.h tools/*.h tests/unit/*.h)
 %.o: %.c $(HEADERS) Makefile
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -97,7 +103,8 @@ check: all $(UNIT_BIN)
 	@tests/run
 
 install: all
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(BASHCOMPLETIONDIR) $(addprefix $(DESTDIR)$(MANDIR)/man,1 5 8)
 	install -m 0755 daemon/ccxd $(DESTDIR)$(SBINDIR)/ccxd
 	install -m 0755 tools/ccxctl $(DESTDIR)$(BINDIR)/ccxctl
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ccxd.conf ]; then \
@@ -105,18 +112,40 @@ install: all
 	else \
 		install -m 0644 conf/ccxd.conf $(DESTDIR)$(SYSCONFDIR)/ccxd.conf; \
 	fi
+	@# The units name the programs where PREFIX=/usr puts them.
+	for u in $(UNITS); do \
+		sed -e 's|/usr/sbin/ccxd|$(SBINDIR)/ccxd|g' -e 's|/usr/bin/ccxctl|$(BINDIR)/ccxctl|g' $$u \
+			> $(DESTDIR)$(UNITDIR)/$${u##*/} && chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
+	done
+	install -m 0644 systemd/ccxd.sysusers $(DESTDIR)$(SYSUSERSDIR)/ccxd.conf
+	for m in $(MAN_PAGES); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; done
+	for c in $(COMPLETIONS); do install -m 0644 $$c $(DESTDIR)$(BASHCOMPLETIONDIR)/$${c##*/} || exit 1; done
+	@# What a package's scripts would do, on this very system only: make
+	@# the service's user, and let a running systemd see the new units.
+	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
+		systemd-sysusers $(SYSUSERSDIR)/ccxd.conf; \
+	fi
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/ccxd $(DESTDIR)$(BINDIR)/ccxctl
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS))) $(DESTDIR)$(SYSUSERSDIR)/ccxd.conf
+	rm -f $(foreach m,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+	rm -f $(addprefix $(DESTDIR)$(BASHCOMPLETIONDIR)/,$(notdir $(COMPLETIONS)))
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ccxd.conf ] && cmp -s conf/ccxd.conf $(DESTDIR)$(SYSCONFDIR)/ccxd.conf; then \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/ccxd.conf; \
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/ccxd.conf ]; then \
 		echo "keeping modified $(DESTDIR)$(SYSCONFDIR)/ccxd.conf"; \
 	fi
 
+# Boots Debian 12's systemd in a container (cached rootfs), installs ccxd
+# there and runs it as a service; make check runs it too when it can.
+check-systemd: all
+	@sh tests/integration/test-systemd-nspawn.sh
+
 clean:
 	rm -f common/*.o daemon/*.o tools/*.o tools/helpers/*.o tests/unit/*.o \
 	      common/libcommon.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN)
 
-.PHONY: all run check install uninstall clean
+.PHONY: all run check check-systemd install uninstall clean
 .SECONDARY:

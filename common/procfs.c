@@ -49,16 +49,40 @@ static int vanished(int r) {
 }
 
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret) {
-	char path[PATH_MAX], buf[1024], *open_paren, *close_paren, *p;
-	unsigned long long field[22];
+	char path[PATH_MAX], buf[1024];
 	ssize_t len;
-	size_t comm_len;
-	int i;
 
 	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, (int)pid);
 	len = procfs_read_file(path, buf, sizeof(buf));
 	if (len < 0)
 		return vanished((int)len);
+	return procfs_parse_stat(buf, pid, ret);
+}
+
+int procfs_open_stat(const char *root, pid_t pid) {
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	return fd < 0 ? vanished(-errno) : fd;
+}
+
+int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret) {
+	char buf[1024];
+	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (len < 0)
+		return vanished(-errno);
+	buf[len] = '\0';
+	return procfs_parse_stat(buf, pid, ret);
+}
+
+int procfs_parse_stat(const char *buf, pid_t pid, struct procfs_stat *ret) {
+	const char *open_paren, *close_paren, *p;
+	unsigned long long field[22];
+	size_t comm_len;
+	int i;
 
 	/* comm may hold spaces and parentheses: it ends at the last ')'. */
 	open_paren = strchr(buf, '(');
@@ -81,6 +105,7 @@ int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret) {
 	/* fields 4..22 of proc(5): ppid ... starttime */
 	for (i = 4; i <= 22; i++) {
 		char *end;
+
 		if (*p != ' ')
 			return -EINVAL;
 		p++;

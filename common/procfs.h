@@ -29,6 +29,16 @@ struct procfs_stat {
  * file does not parse. */
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret);
 
+/* For reading the same process's stat again and again: an fd that pread()
+ * refreshes, saving the path walk, open and close each time (half the cost).
+ * The fd stays bound to that very process: once it exits, reads fail with
+ * -ESRCH, even if its pid is reused. */
+int procfs_open_stat(const char *root, pid_t pid);
+int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret);
+
+/* The text of a stat file. -EINVAL when it does not parse. */
+int procfs_parse_stat(const char *buf, pid_t pid, struct procfs_stat *ret);
+
 /* /proc/PID/comm: far cheaper than stat for the kernel to produce. */
 int procfs_read_comm(const char *root, pid_t pid, char comm[PROCFS_COMM_MAX]);
 

@@ -356,6 +356,19 @@ static void set_state_dir(struct parser *p, const char *key, const char *value) 
 	parse_path_key(p, key, value, &p->config->state_dir);
 }
 
+/* Caught here rather than at the first interval's write, which would only
+ * log it. (The line length limit keeps any path far below PATH_MAX.) */
+static void set_metrics_file(struct parser *p, const char *key, const char *value) {
+	size_t len = strlen(value);
+
+	if (value[0] == '/' && value[len - 1] == '/') {
+		parser_error(p, p->line, "invalid value '%s' for %s (expected the path of a file, not a directory)",
+			     value, key);
+		return;
+	}
+	parse_path_key(p, key, value, &p->config->metrics_file);
+}
+
 static void parse_glob_key(struct parser *p, const char *key, const char *value, char **field) {
 	/* An empty glob matches only an empty string: a typo, never a rule. */
 	if (!value[0]) {
@@ -493,6 +506,7 @@ static const struct key daemon_keys[] = {
 	{ "interval", set_interval },
 	{ "restore_on_exit", set_restore_on_exit },
 	{ "state_dir", set_state_dir },
+	{ "metrics_file", set_metrics_file },
 };
 
 static const struct key program_keys[] = {
@@ -990,6 +1004,7 @@ void config_free(struct config *c) {
 	free(c->socket);
 	free(c->topology);
 	free(c->state_dir);
+	free(c->metrics_file);
 	free(c);
 }
 

@@ -25,6 +25,7 @@ struct config {
 	uint64_t interval_usec;   /* default 1 s */
 	bool restore_on_exit;     /* default yes */
 	char *state_dir;          /* default /var/lib/ccxd */
+	char *metrics_file;       /* Prometheus text written every interval; NULL (default): none */
 	struct rule *rules;
 	size_t n_rules;
 };

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "config.h"
 #include "log.h"
@@ -82,6 +83,14 @@ int main(int argc, char **argv) {
 		fprintf(stderr, "ccxd: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return 2;
+	}
+
+	/* The sampler keeps a /proc/PID/stat open per process: take every fd the
+	 * hard limit allows (systemd's default soft limit is 1024). */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 
 	r = manager_new(config_path, &m, &errors);

@@ -11,9 +11,11 @@
 #include <systemd/sd-daemon.h>
 
 #include "actuator.h"
+#include "autoplace.h"
 #include "control.h"
 #include "cpulist.h"
 #include "log.h"
+#include "metrics.h"
 #include "placer.h"
 #include "procfs.h"
 #include "watcher.h"
@@ -467,6 +469,10 @@ static void decide_with_rule(struct manager *m, const struct procfs_stat *st, st
 			free(sets);
 			return drop(m, st->pid);
 		}
+		/* Seated by the automatic policy: rules win, and the original it
+		 * kept is the process's own. */
+		if (m->autoplace)
+			autoplace_forget(m->autoplace, st->pid, &current);
 		/* Narrower than everything it may use: somebody chose that by hand. */
 		if (!cpulist_is_subset(&allowed, &current) && !rule->force) {
 			free(sets);
@@ -498,9 +504,11 @@ static void decide_with_rule(struct manager *m, const struct procfs_stat *st, st
 	if (p->n_spread > 0)
 		update_subscription(m, true);
 	if (p->state != PROC_PINNED)
-		log_info("Pinned %s[%d] to CCX %s (CPUs %s): rule %s", p->comm, (int)p->pid,
-			 manager_ccx_list(m, &target, list2, sizeof(list2)),
-			 cpulist_format(&target, list, sizeof(list)), rule->name);
+		log_decision(LOG_INFO,
+			     &(struct log_decision) { .pid = p->pid, .comm = p->comm, .rule = rule->name, .decision = "pin",
+						      .ccx = manager_ccx_list(m, &target, list2, sizeof(list2)) },
+			     "Pinned %s[%d] to CCX %s (CPUs %s): rule %s", p->comm, (int)p->pid, list2,
+			     cpulist_format(&target, list, sizeof(list)), rule->name);
 	p->state = PROC_PINNED;
 	set_reason(p, "rule %s", rule->name);
 }
@@ -754,15 +762,32 @@ static void sweep(struct manager *m) {
 
 static int arm_interval(struct manager *m);
 
+static bool placed_by_rule(void *userdata, pid_t pid) {
+	const struct manager *m = userdata;
+
+	return proctable_get(m->procs, pid) != NULL;
+}
+
 static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 	struct manager *m = userdata;
+	int r;
 
 	(void)s;
-	(void)usec;
 	if (m->polling)
 		scan_all(m, TRIGGER_SCAN);
 	sweep(m);
+	if (m->autoplace && m->config->mode != CONFIG_MODE_OFF) {
+		struct autoplace_options options = {
+			.min_rate = GROUPS_DEFAULT_MIN_RATE,
+			.min_gain = VALIDATOR_DEFAULT_MIN_GAIN,
+			.window = 3,
+		};
+		r = autoplace_cycle(m->autoplace, m->topology, m->config->mode, &options, placed_by_rule, m, usec);
+		if (r < 0)
+			log_warning_errno(r, "Sampling failed, trying again next interval: %m");
+	}
 	notify_status(m);
+	metrics_update_file(m);
 	return arm_interval(m);
 }
 
@@ -835,8 +860,11 @@ int manager_reload(struct manager *m, char ***errors) {
 	if (strcmp(c->socket, m->config->socket) != 0)
 		log_notice("The socket path changes from %s to %s at the next start", m->config->socket, c->socket);
 	/* CCX numbers of another topology mean other CPUs; another mode may forbid pinning. */
-	if (topology_changed || c->mode != CONFIG_MODE_ENFORCE)
+	if (topology_changed || c->mode != CONFIG_MODE_ENFORCE) {
 		restore_all(m, true);
+		if (m->autoplace)
+			autoplace_release_all(m->autoplace);
+	}
 
 	/* Keep serving on the socket we have: it is bound already. */
 	char *socket = strdup(m->config->socket);
@@ -879,6 +907,7 @@ int manager_reload(struct manager *m, char ***errors) {
 int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct proc **ret) {
 	struct procfs_stat st;
 	cpu_set_t target, allowed, current;
+	char ccxs[CPULIST_MAX];
 	bool keep_original;
 	struct proc *p;
 	int r;
@@ -908,6 +937,8 @@ int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct proc **ret) {
 	keep_original = p && p->state == PROC_PINNED && p->have_original;
 	if (!keep_original && actuator_get(pid, &current) < 0)
 		return -ESRCH;
+	if (!keep_original && m->autoplace)
+		autoplace_forget(m->autoplace, pid, &current);
 	p = get_or_add(m, &st);
 	if (!p)
 		return -ENOMEM;
@@ -932,7 +963,9 @@ int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct proc **ret) {
 		}
 		p->state = PROC_PINNED;
 		set_reason(p, "pinned by hand to CCX %u", ccx);
-		log_info("Pinned %s[%d] to CCX %u by hand", p->comm, (int)pid, ccx);
+		log_decision(LOG_INFO, &(struct log_decision) { .pid = pid, .comm = p->comm, .decision = "pin",
+								 .ccx = manager_ccx_list(m, &target, ccxs, sizeof(ccxs)) },
+			     "Pinned %s[%d] to CCX %u by hand", p->comm, (int)pid, ccx);
 	}
 	*ret = p;
 	return 0;
@@ -955,7 +988,8 @@ int manager_unpin(struct manager *m, pid_t pid, struct proc **ret) {
 		return r;
 	p->state = PROC_RELEASED;
 	set_reason(p, "released by hand; left alone until it executes a new program");
-	log_info("Released %s[%d]", p->comm, (int)pid);
+	log_decision(LOG_INFO, &(struct log_decision) { .pid = pid, .comm = p->comm, .decision = "release" },
+		     "Released %s[%d]", p->comm, (int)pid);
 	*ret = p;
 	return 0;
 }
@@ -1045,6 +1079,10 @@ int manager_start(struct manager *m) {
 	if (r < 0)
 		return log_error_errno(r, "Failed to serve the control socket: %m");
 
+	r = autoplace_new(m->root, &m->autoplace);
+	if (r < 0)
+		log_warning_errno(r, "No automatic placement: %m");
+
 	/* Watching even in mode = off: a reload may turn it on. */
 	r = watcher_new(m->event, &watcher_ops, m, &m->watcher);
 	if (r < 0)
@@ -1073,6 +1111,8 @@ int manager_run(struct manager *m) {
 	if (m->config->restore_on_exit) {
 		adopt_children(m);   /* their originals are owed too */
 		restore_all(m, false);
+		if (m->autoplace)
+			autoplace_release_all(m->autoplace);
 	}
 	return r;
 }
@@ -1086,6 +1126,7 @@ void manager_free(struct manager *m) {
 	sd_event_source_disable_unref(m->interval_timer);
 	sd_event_source_disable_unref(m->rescan);
 	watcher_free(m->watcher);
+	autoplace_free(m->autoplace);
 	control_free(m->control);
 	if (m->socket_path) {
 		unlink(m->socket_path);

@@ -14,6 +14,7 @@
 
 struct watcher;
 struct control;
+struct autoplace;
 struct control_method;
 
 struct manager_stats {
@@ -34,6 +35,7 @@ struct manager {
 	struct proctable *procs;
 	struct watcher *watcher;
 	struct control *control;
+	struct autoplace *autoplace;  /* NULL when it could not start */
 	bool socket_activated;
 	char *socket_path;         /* the socket file we created, removed at exit */
 	cpu_set_t online;          /* the kernel's online CPUs */
@@ -45,6 +47,7 @@ struct manager {
 	sd_event_source *rescan;   /* a pending full scan, coalesced */
 	uint64_t started_usec;     /* CLOCK_REALTIME */
 	struct manager_stats stats;
+	int metrics_file_error;    /* of the last write of metrics_file, 0 or -errno */
 };
 
 /* Reads the config (path NULL: CONFIG_DEFAULT_PATH, where a missing file means

@@ -3,11 +3,14 @@
  * from the table at the bottom. */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "autoplace.h"
 #include "control.h"
 #include "cpulist.h"
 #include "manager.h"
+#include "metrics.h"
 #include "placer.h"
 #include "protocol.h"
 #include "watcher.h"
@@ -48,6 +51,85 @@ static json_object *u64(uint64_t v) {
 	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
 }
 
+static json_object *channel_json(const struct sampler_channel *c) {
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "kind", json_object_new_string(channel_kind_to_string(c->kind)));
+	json_object_object_add(o, "from", json_object_new_int(c->from));
+	json_object_object_add(o, "to", json_object_new_int(c->to));
+	json_object_object_add(o, "bytes_per_s", json_object_new_double(c->bytes_per_s));
+	return o;
+}
+
+static json_object *evidence_json(const struct validator_evidence *e) {
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "rate_before", json_object_new_double(e->before));
+	json_object_object_add(o, "rate_after", json_object_new_double(e->after));
+	json_object_object_add(o, "gain", json_object_new_double(e->gain));
+	json_object_object_add(o, "noise", json_object_new_double(e->noise));
+	return o;
+}
+
+static json_object *group_json(const struct autoplace_group *g, const struct sampler_result *sample) {
+	json_object *o = json_object_new_object(), *pids = json_object_new_array(),
+		    *channels = json_object_new_array(), *trials = json_object_new_array();
+	const struct autoplace_trial *last = g->n_trials ? &g->trials[g->n_trials - 1] : NULL;
+	bool placed = g->state == AUTOPLACE_VALIDATING || g->state == AUTOPLACE_KEPT || g->state == AUTOPLACE_DRY_RUN;
+
+	for (size_t k = 0; k < g->group.n_pids; k++)
+		json_object_array_add(pids, json_object_new_int(g->group.pids[k]));
+	for (size_t k = 0; g->seen && sample && k < g->group.n_channels; k++)
+		json_object_array_add(channels, channel_json(&sample->channels[g->group.channels[k]]));
+	for (size_t k = 0; k < g->n_trials; k++) {
+		json_object *t = evidence_json(&g->trials[k].evidence);
+		json_object_object_add(t, "seating", json_object_new_string(seating_to_string(g->trials[k].seating)));
+		json_object_object_add(t, "kept", json_object_new_boolean(g->trials[k].kept));
+		json_object_array_add(trials, t);
+	}
+	json_object_object_add(o, "id", json_object_new_int(g->id));
+	json_object_object_add(o, "pids", pids);
+	json_object_object_add(o, "programs", g->programs ? json_object_new_string(g->programs) : NULL);
+	json_object_object_add(o, "state", json_object_new_string(autoplace_state_to_string(g->state)));
+	json_object_object_add(o, "ccx", placed && g->ccx >= 0 ? json_object_new_int(g->ccx) : NULL);
+	json_object_object_add(o, "cpus", placed ? cpus_json(&g->cpus) : NULL);
+	json_object_object_add(o, "seating", placed ? json_object_new_string(seating_to_string(g->seating)) : NULL);
+	json_object_object_add(o, "bytes_per_s", json_object_new_double(g->group.bytes_per_s));
+	json_object_object_add(o, "cpu", json_object_new_double(g->group.cpu));
+	/* The evidence of the last experiment, and every one tried. */
+	json_object_object_add(o, "rate_before", last ? json_object_new_double(last->evidence.before) : NULL);
+	json_object_object_add(o, "rate_after", last ? json_object_new_double(last->evidence.after) : NULL);
+	json_object_object_add(o, "gain", last ? json_object_new_double(last->evidence.gain) : NULL);
+	json_object_object_add(o, "trials", trials);
+	json_object_object_add(o, "channels", channels);
+	return o;
+}
+
+static json_object *groups_json(const struct autoplace *a) {
+	const struct sampler_result *sample = autoplace_sample(a);
+	json_object *list = json_object_new_array();
+	size_t n;
+	const struct autoplace_group *groups = autoplace_groups(a, &n);
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(list, group_json(&groups[i], sample));
+	return list;
+}
+
+static json_object *sampling_json(const struct autoplace *a) {
+	struct autoplace_stats st = autoplace_stats(a);
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "cycles", u64(st.cycles));
+	json_object_object_add(o, "last_cycle_usec", u64(st.last_cycle_usec));
+	json_object_object_add(o, "processes_scanned", u64(st.last_scanned));
+	json_object_object_add(o, "processes_active", u64(st.last_active));
+	json_object_object_add(o, "moves", u64(st.moves));
+	json_object_object_add(o, "kept", u64(st.kept));
+	json_object_object_add(o, "reverted", u64(st.reverted));
+	return o;
+}
+
 static void get_status(void *userdata, struct control_call *call) {
 	struct manager *m = userdata;
 	struct watcher_stats ws = watcher_stats(m->watcher);
@@ -82,6 +164,10 @@ static void get_status(void *userdata, struct control_call *call) {
 		json_object_array_add(procs, proc_json(m, list[i]));
 	free(list);
 	json_object_object_add(o, "processes", procs);
+	if (m->autoplace) {
+		json_object_object_add(o, "sampling", sampling_json(m->autoplace));
+		json_object_object_add(o, "groups", groups_json(m->autoplace));
+	}
 	call->reply = o;
 }
 
@@ -126,6 +212,21 @@ static void get_version(void *userdata, struct control_call *call) {
 	call->reply = json_object_new_object();
 	json_object_object_add(call->reply, "version", json_object_new_string(CCXD_VERSION));
 	json_object_object_add(call->reply, "protocol", json_object_new_int(CCXD_PROTOCOL_VERSION));
+}
+
+/* The same text as metrics_file holds: Prometheus's exposition format. */
+static void get_metrics(void *userdata, struct control_call *call) {
+	struct metrics x;
+	char *text = NULL;
+
+	metrics_collect(userdata, &x);
+	if (metrics_format(&x, &text) < 0) {
+		control_call_fail(call, CCXD_ERROR_INTERNAL, "out of memory formatting the metrics");
+		return;
+	}
+	call->reply = json_object_new_object();
+	json_object_object_add(call->reply, "text", json_object_new_string(text));
+	free(text);
 }
 
 static void get_info(void *userdata, struct control_call *call) {
@@ -248,6 +349,7 @@ static const struct control_method methods[] = {
 	{ CCXD_METHOD_GET_TOPOLOGY, false, get_topology },
 	{ CCXD_METHOD_GET_RULES,    false, get_rules },
 	{ CCXD_METHOD_GET_VERSION,  false, get_version },
+	{ CCXD_METHOD_GET_METRICS,  false, get_metrics },
 	{ CCXD_METHOD_PIN,          true,  pin },
 	{ CCXD_METHOD_UNPIN,        true,  unpin },
 	{ CCXD_METHOD_RELOAD,       true,  reload },

@@ -1,6 +1,7 @@
 #include "placer.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 struct candidate {
@@ -161,4 +162,93 @@ size_t placer_groups(const struct topology *t, const double *demand, size_t n_gr
 	free(order);
 	free(room);
 	return placed;
+}
+
+const char *seating_to_string(enum seating s) {
+	switch (s) {
+	case SEATING_CORES: return "one-per-core";
+	case SEATING_SMT: return "smt-siblings";
+	case SEATING_SHARED: return "shared-cpu";
+	case _SEATING_MAX: break;
+	}
+	return "unknown";
+}
+
+/* Cores of ccx, free ones (no CPU in taken) first, each group in CCX order. */
+static size_t cores_by_freedom(const struct topology_ccx *ccx, const cpu_set_t *taken, unsigned *order) {
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < ccx->n_cores; i++) {
+			cpu_set_t both;
+			bool free_core;
+			CPU_AND(&both, &ccx->cores[i].pus, taken ? taken : &both);
+			free_core = !taken || CPU_COUNT(&both) == 0;
+			if (free_core == (pass == 0))
+				order[n++] = i;
+		}
+	return n;
+}
+
+static int first_pu(const cpu_set_t *set, int after) {
+	for (int cpu = after + 1; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET((size_t)cpu, set))
+			return cpu;
+	return -1;
+}
+
+int placer_seat(const struct topology_ccx *ccx, enum seating s, size_t n, const cpu_set_t *taken,
+		cpu_set_t *member_cpus) {
+	unsigned *order = calloc(ccx->n_cores ? ccx->n_cores : 1, sizeof(*order));
+	int r = 0;
+
+	if (!order)
+		return -ENOMEM;
+	cores_by_freedom(ccx, taken, order);
+	switch (s) {
+	case SEATING_CORES:
+		if (n > ccx->n_cores) {
+			r = -ENOSPC;
+			break;
+		}
+		for (size_t i = 0; i < n; i++)
+			member_cpus[i] = ccx->cores[order[i]].pus;
+		break;
+	case SEATING_SMT: {
+		/* The first core (free ones first) with a PU for each member. */
+		unsigned core = 0;
+		bool found = false;
+		for (unsigned k = 0; k < ccx->n_cores && !found; k++)
+			if ((size_t)CPU_COUNT(&ccx->cores[order[k]].pus) >= n && n > 1) {
+				core = order[k];
+				found = true;
+			}
+		if (!found) {
+			r = -ENOSPC;
+			break;
+		}
+		for (size_t i = 0, cpu = (size_t)-1; i < n; i++) {
+			cpu = (size_t)first_pu(&ccx->cores[core].pus, (int)cpu);
+			CPU_ZERO(&member_cpus[i]);
+			CPU_SET(cpu, &member_cpus[i]);
+		}
+		break;
+	}
+	case SEATING_SHARED: {
+		int cpu = ccx->n_cores ? first_pu(&ccx->cores[order[0]].pus, -1) : -1;
+		if (cpu < 0) {
+			r = -ENOSPC;
+			break;
+		}
+		for (size_t i = 0; i < n; i++) {
+			CPU_ZERO(&member_cpus[i]);
+			CPU_SET((size_t)cpu, &member_cpus[i]);
+		}
+		break;
+	}
+	default:
+		r = -EINVAL;
+	}
+	free(order);
+	return r;
 }

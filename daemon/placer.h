@@ -52,3 +52,21 @@ size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned 
  * placed. */
 size_t placer_groups(const struct topology *t, const double *demand, size_t n_groups, const double *busy,
 		     int *ccx);
+
+/* Ways to seat a group's members inside one CCX, in the order tried when no
+ * probe has measured them: the most CPU first. */
+enum seating {
+	SEATING_CORES,             /* each member on a physical core of its own */
+	SEATING_SMT,               /* the members on SMT siblings of one core */
+	SEATING_SHARED,            /* all members on one shared CPU */
+	_SEATING_MAX,
+};
+
+const char *seating_to_string(enum seating s);
+
+/* The CPUs of each of n members (member_cpus has n entries) for seating s on
+ * ccx, preferring cores with no CPU in taken (given to other groups already;
+ * NULL: none). -ENOSPC when the CCX cannot seat them that way (too few cores,
+ * no SMT). */
+int placer_seat(const struct topology_ccx *ccx, enum seating s, size_t n, const cpu_set_t *taken,
+		cpu_set_t *member_cpus);

@@ -14,8 +14,11 @@ struct seen {
 	pid_t pid;
 	uint64_t start_time;
 	uint64_t ticks;            /* utime + stime */
+	bool active;               /* used CPU in that window */
+	int stat_fd;               /* its /proc/PID/stat, kept open; -1 if none */
 	bool have_io;
-	struct procfs_io io;
+	struct procfs_io io;       /* read at io_usec, which may be several samples ago */
+	uint64_t io_usec;
 };
 
 struct tcp_seen {
@@ -33,6 +36,7 @@ struct endpoint {
 
 struct sampler {
 	const char *root;
+	pid_t self;                /* ccxd places others, never itself */
 	long ticks_per_s;
 	struct seen *seen;
 	size_t n_seen;
@@ -64,6 +68,7 @@ int sampler_new(const char *root, struct sampler **ret) {
 	if (!s)
 		return -ENOMEM;
 	s->root = root;
+	s->self = getpid();
 	s->ticks_per_s = sysconf(_SC_CLK_TCK);
 	if (s->ticks_per_s <= 0)
 		s->ticks_per_s = 100;
@@ -76,10 +81,17 @@ int sampler_new(const char *root, struct sampler **ret) {
 	return 0;
 }
 
+static void close_seen(struct seen *seen, size_t n) {
+	for (size_t i = 0; i < n; i++)
+		if (seen[i].stat_fd >= 0)
+			close(seen[i].stat_fd);
+}
+
 void sampler_free(struct sampler *s) {
 	if (!s)
 		return;
 	sockdiag_free(s->diag);
+	close_seen(s->seen, s->n_seen);
 	free(s->seen);
 	free(s->tcp);
 	free(s);
@@ -144,7 +156,19 @@ struct scan {
 	size_t allocated_procs;
 };
 
-static int scan_processes(struct sampler *s, double window_s, struct sampler_result *res, struct scan *sc) {
+/* Used CPU since the previous sample. CPU time comes in clock ticks (10 ms):
+ * a light stream, say 64 MiB/s through a pipe, costs its writer a tick or
+ * two a second, so one quiet window does not end a process's activity. */
+static bool is_active(const struct sampler *s, const struct seen *before, const struct seen *now) {
+	if (!s->have_baseline)
+		return false;
+	if (!before)
+		return now->ticks > 0;   /* born since: all its time is new */
+	return now->ticks > before->ticks || before->active;
+}
+
+static int scan_processes(struct sampler *s, uint64_t now_usec, double window_s, struct sampler_result *res,
+			  struct scan *sc) {
 	pid_t *pids;
 	size_t n, k = 0;
 	int r = procfs_list_pids(s->root, &pids, &n);
@@ -158,24 +182,57 @@ static int scan_processes(struct sampler *s, double window_s, struct sampler_res
 		struct sampler_process *p;
 		uint64_t used;
 
-		if (procfs_read_stat(s->root, pids[i], &st) < 0 || (st.flags & PROCFS_PF_KTHREAD))
+		int fd = -1;
+
+		if (pids[i] == s->self)
 			continue;
-		res->n_scanned++;
 		/* Both lists are sorted by pid: walk the old one alongside. */
 		while (k < s->n_seen && s->seen[k].pid < pids[i])
 			k++;
+		if (k < s->n_seen && s->seen[k].pid == pids[i]) {
+			fd = s->seen[k].stat_fd;
+			s->seen[k].stat_fd = -1;   /* moves to this sample's entry */
+		}
+		if (fd >= 0 && procfs_pread_stat(fd, pids[i], &st) < 0) {
+			close(fd);   /* that process is gone; the pid may be another's now */
+			fd = -1;
+		}
+		if (fd < 0) {
+			/* Out of fds, the cost is only that of reading by path. */
+			fd = procfs_open_stat(s->root, pids[i]);
+			if ((fd >= 0 ? procfs_pread_stat(fd, pids[i], &st) : procfs_read_stat(s->root, pids[i], &st)) < 0) {
+				if (fd >= 0)
+					close(fd);
+				continue;
+			}
+		}
+		if (st.flags & PROCFS_PF_KTHREAD) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		res->n_scanned++;
 		if (k < s->n_seen && s->seen[k].pid == pids[i] && s->seen[k].start_time == st.start_time)
 			before = &s->seen[k];
-		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime };
+		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime,
+				     .stat_fd = fd };
 		used = before ? now.ticks - before->ticks : 0;
 
-		if (s->have_baseline && (before ? now.ticks > before->ticks : now.ticks > 0)) {
-			/* A process born since the last sample counts all its time. */
+		if (before && before->have_io) {
+			/* Byte counters carry over until read again. */
+			now.have_io = true;
+			now.io = before->io;
+			now.io_usec = before->io_usec;
+		}
+		if (is_active(s, before, &now)) {
+			struct procfs_io io;
+			now.active = now.ticks > (before ? before->ticks : 0);
 			if (!before)
 				used = now.ticks;
-			now.have_io = procfs_read_io(s->root, pids[i], &now.io) >= 0;
 			p = grow(res->procs, &sc->allocated_procs, res->n_procs, sizeof(*p));
 			if (!p) {
+				if (fd >= 0)
+					close(fd);
 				r = -ENOMEM;
 				break;
 			}
@@ -186,13 +243,21 @@ static int scan_processes(struct sampler *s, double window_s, struct sampler_res
 			p->start_time = st.start_time;
 			memcpy(p->comm, st.comm, sizeof(p->comm));
 			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
-			if (now.have_io && before && before->have_io) {
-				p->read_bps = (double)(now.io.rchar - before->io.rchar) / window_s;
-				p->write_bps = (double)(now.io.wchar - before->io.wchar) / window_s;
+			if (procfs_read_io(s->root, pids[i], &io) >= 0) {
+				if (now.have_io && now_usec > now.io_usec) {
+					double span = (double)(now_usec - now.io_usec) / 1e6;
+					p->read_bps = (double)(io.rchar - now.io.rchar) / span;
+					p->write_bps = (double)(io.wchar - now.io.wchar) / span;
+				}
+				now.have_io = true;
+				now.io = io;
+				now.io_usec = now_usec;
 			}
 		}
 		struct seen *grown = grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
 		if (!grown) {
+			if (fd >= 0)
+				close(fd);
 			r = -ENOMEM;
 			break;
 		}
@@ -417,7 +482,9 @@ static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n,
 
 /* Pipes and Unix sockets have no byte counters of their own: a process's
  * read(2)/write(2) bytes are shared out evenly over its channels, and a
- * channel carries what both of its ends agree on. */
+ * channel carries what the busier of its ends counted. Not the lesser: one
+ * end may move its bytes with splice(2) or sendfile(2), which the counters
+ * do not see (pv reads its pipe that way). */
 static void estimate_rates(struct sampler_result *res) {
 	struct share *share = calloc(res->n_procs ? res->n_procs : 1, sizeof(*share));
 
@@ -441,9 +508,9 @@ static void estimate_rates(struct sampler_result *res) {
 		a_in = res->procs[a].read_bps / share[a].channels;
 		b_out = res->procs[b].write_bps / share[b].channels;
 		b_in = res->procs[b].read_bps / share[b].channels;
-		c->bytes_per_s = a_out < b_in ? a_out : b_in;
+		c->bytes_per_s = a_out > b_in ? a_out : b_in;
 		if (c->kind == CHANNEL_UNIX)
-			c->bytes_per_s += b_out < a_in ? b_out : a_in;
+			c->bytes_per_s += b_out > a_in ? b_out : a_in;
 	}
 	free(share);
 }
@@ -461,7 +528,7 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 	res->window_usec = s->have_baseline && now_usec > s->last_usec ? now_usec - s->last_usec : 0;
 	window_s = res->window_usec ? (double)res->window_usec / 1e6 : 1.0;
 
-	r = scan_processes(s, window_s, res, &sc);
+	r = scan_processes(s, now_usec, window_s, res, &sc);
 	if (r >= 0)
 		r = collect_endpoints(s, res, &eps, &n_eps);
 	if (r >= 0)
@@ -472,12 +539,15 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 		r = tcp_channels(s, eps, n_eps, window_s, res, &allocated);
 	free(eps);
 	if (r < 0) {
+		close_seen(sc.seen, sc.n_seen);
 		free(sc.seen);
 		sampler_result_free(res);
 		return r;
 	}
 	estimate_rates(res);
 
+	/* What is left open in the old list belongs to processes that are gone. */
+	close_seen(s->seen, s->n_seen);
 	free(s->seen);
 	s->seen = sc.seen;
 	s->n_seen = sc.n_seen;

@@ -3,7 +3,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <netlink/msg.h>
@@ -47,6 +50,9 @@ struct watcher {
 	const struct watcher_ops *ops;
 	void *userdata;
 	enum watcher_state state;
+	/* The kernel broadcasts its answer to every LISTEN to all listeners:
+	 * ours carries this ack + 1 (its seq is the kernel's own counter). */
+	uint32_t listen_ack;
 	uint32_t subscribed;           /* event kinds asked for */
 	char why[256];
 	struct watcher_stats stats;
@@ -55,7 +61,14 @@ struct watcher {
 
 static void set_unavailable(struct watcher *w, const char *fmt, const char *detail);
 
-static void dispatch(struct watcher *w, const struct proc_event *ev) {
+static void dispatch(struct watcher *w, const struct cn_msg *cn, const struct proc_event *ev) {
+	/* Until our LISTEN is answered, what arrives is another listener's:
+	 * in a PID namespace, where ours is ignored, its acknowledgement would
+	 * pass for ours and its events carry another namespace's pids. (What
+	 * happened before is what the start-up scan finds.) */
+	if (w->state == WATCHER_WAITING_ACK &&
+	    (ev->what != PROC_EVENT_NONE || cn->ack != w->listen_ack + 1))
+		return;
 	switch (ev->what) {
 	case PROC_EVENT_NONE:
 		if (w->state == WATCHER_WAITING_ACK) {
@@ -98,7 +111,7 @@ static void handle_message(struct watcher *w, const struct nlmsghdr *h) {
 	    cn->len > (unsigned)len - sizeof(struct cn_msg) ||
 	    cn->len < offsetof(struct proc_event, event_data) + sizeof(((struct proc_event *)0)->event_data.exit))
 		return;
-	dispatch(w, (const struct proc_event *)cn->data);
+	dispatch(w, cn, (const struct proc_event *)cn->data);
 }
 
 /* One recvmmsg takes every queued event: a burst costs one system call, and
@@ -181,12 +194,12 @@ static void set_unavailable(struct watcher *w, const char *fmt, const char *deta
 		w->ops->unavailable(w->userdata, w->why);
 }
 
-static int send_listen(struct nl_sock *sock, uint32_t events) {
+static int send_listen(struct nl_sock *sock, uint32_t events, uint32_t ack) {
 	struct {
 		struct cn_msg cn;
 		struct watcher_listen_filter filter;
 	} __attribute__((packed)) req = {
-		.cn = { .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC } },
+		.cn = { .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC }, .ack = ack },
 		.filter = { .mcast_op = PROC_CN_MCAST_LISTEN, .event_type = events },
 	};
 	/* Without a filter the request is the bare operation, as kernels before
@@ -211,7 +224,7 @@ void watcher_subscribe(struct watcher *w, uint32_t events) {
 	w->subscribed = events;
 	if (w->state != WATCHER_ACTIVE || !w->sock)
 		return;
-	r = send_listen(w->sock, events);
+	r = send_listen(w->sock, events, 0);
 	if (r < 0)
 		log_warning("Failed to set the proc connector's event filter: %s", nl_geterror(r));
 }
@@ -238,7 +251,10 @@ static int connect_socket(struct watcher *w) {
 	r = nl_socket_set_nonblocking(w->sock);
 	if (r < 0)
 		return r;
-	return send_listen(w->sock, WATCHER_ALL);
+	/* Another daemon's LISTEN carries another number (most often 0). */
+	if (getrandom(&w->listen_ack, sizeof(w->listen_ack), GRND_NONBLOCK) != sizeof(w->listen_ack))
+		w->listen_ack = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
+	return send_listen(w->sock, WATCHER_ALL, w->listen_ack);
 }
 
 int watcher_new(sd_event *e, const struct watcher_ops *ops, void *userdata, struct watcher **ret) {

@@ -8,36 +8,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ccxctl.h"
 #include "cpulist.h"
 #include "protocol.h"
 #include "topology.h"
 
 #define CALL_TIMEOUT_MS (30 * 1000)
 
-struct options {
-	const char *socket;
-	const char *topology;     /* topology --topology SPEC: read locally, no daemon */
-	bool json;
-};
-
 struct command {
 	const char *name;
 	const char *args;
 	const char *help;
-	int min_args, max_args;
+	int min_args, max_args;   /* OWN_OPTIONS: parses argv itself, from its own name on */
 	int (*run)(const struct options *o, int argc, char **argv);
 };
 
+#define OWN_OPTIONS (-1)
+
 /* ---- tables ------------------------------------------------------------ */
 
-#define TABLE_COLUMNS_MAX 10
-
-struct table {
-	size_t n_columns, n_rows;
-	char **cells;             /* n_rows * n_columns, row 0 is the header */
-};
-
-static void table_add(struct table *t, ...) {
+void table_add(struct table *t, ...) {
 	va_list ap;
 	char **cells = realloc(t->cells, (t->n_rows + 1) * t->n_columns * sizeof(*cells));
 
@@ -55,7 +45,7 @@ static void table_add(struct table *t, ...) {
 	t->n_rows++;
 }
 
-static void table_print_free(struct table *t) {
+void table_print_free(struct table *t) {
 	size_t width[TABLE_COLUMNS_MAX] = { 0 };
 
 	for (size_t r = 0; r < t->n_rows; r++)
@@ -112,7 +102,7 @@ static json_object *call(const struct options *o, const char *method, json_objec
 	return reply;
 }
 
-static void print_json(json_object *o) {
+void print_json(json_object *o) {
 	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
@@ -163,8 +153,47 @@ static void print_process_table(json_object *procs) {
 	table_print_free(&t);
 }
 
+static const char *human_rate(json_object *o, const char *key, char *buf, size_t size) {
+	json_object *v;
+	double bps;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return NULL;
+	bps = json_object_get_double(v);
+	if (bps >= 1024.0 * 1024 * 1024)
+		snprintf(buf, size, "%.2f GiB/s", bps / (1024.0 * 1024 * 1024));
+	else if (bps >= 1024.0 * 1024)
+		snprintf(buf, size, "%.1f MiB/s", bps / (1024.0 * 1024));
+	else
+		snprintf(buf, size, "%.0f KiB/s", bps / 1024.0);
+	return buf;
+}
+
+static void print_group_table(json_object *groups) {
+	struct table t = { .n_columns = 7 };
+
+	table_add(&t, "GROUP", "PIDS", "STATE", "CCX", "CPUS", "TRAFFIC", "CHANNELS");
+	for (size_t i = 0; i < json_object_array_length(groups); i++) {
+		json_object *g = json_object_array_get_idx(groups, i), *chans;
+		char pids[256], rate[64], channels[512] = "";
+		size_t len = 0;
+
+		json_object_object_get_ex(g, "channels", &chans);
+		for (size_t k = 0; k < json_object_array_length(chans) && len < sizeof(channels); k++) {
+			json_object *c = json_object_array_get_idx(chans, k);
+			char r[64];
+			len += (size_t)snprintf(channels + len, sizeof(channels) - len, "%s%s %s>%s %s", k ? ", " : "",
+						str(c, "kind"), str(c, "from"), str(c, "to"),
+						human_rate(c, "bytes_per_s", r, sizeof(r)));
+		}
+		table_add(&t, str(g, "id"), int_list(g, "pids", pids, sizeof(pids)), str(g, "state"), str(g, "ccx"),
+			  str(g, "cpus"), human_rate(g, "bytes_per_s", rate, sizeof(rate)), channels);
+	}
+	table_print_free(&t);
+}
+
 static int cmd_status(const struct options *o, int argc, char **argv) {
-	json_object *r = call(o, CCXD_METHOD_GET_STATUS, NULL), *w, *c, *procs;
+	json_object *r = call(o, CCXD_METHOD_GET_STATUS, NULL), *w, *c, *procs, *groups;
 
 	(void)argc;
 	(void)argv;
@@ -186,9 +215,19 @@ static int cmd_status(const struct options *o, int argc, char **argv) {
 	printf("pins:     %s set, %s restored, %s failed\n\n", str(c, "pins"), str(c, "restores"),
 	       str(c, "pin_failures"));
 	if (json_object_array_length(procs) == 0)
-		printf("No processes placed.\n");
+		printf("No processes placed by rules.\n");
 	else
 		print_process_table(procs);
+	if (json_object_object_get_ex(r, "groups", &groups)) {
+		json_object *sampling;
+		json_object_object_get_ex(r, "sampling", &sampling);
+		printf("\nsampling: %s processes, %s active, last cycle %s us\n", str(sampling, "processes_scanned"),
+		       str(sampling, "processes_active"), str(sampling, "last_cycle_usec"));
+		if (json_object_array_length(groups) == 0)
+			printf("No communicating groups.\n");
+		else
+			print_group_table(groups);
+	}
 	json_object_put(r);
 	return 0;
 }
@@ -342,6 +381,22 @@ static int cmd_reload(const struct options *o, int argc, char **argv) {
 	return 0;
 }
 
+/* Prometheus text as it is, so that it can be piped or scraped. */
+static int cmd_metrics(const struct options *o, int argc, char **argv) {
+	json_object *r = call(o, CCXD_METHOD_GET_METRICS, NULL);
+
+	(void)argc;
+	(void)argv;
+	if (!r)
+		return 1;
+	if (o->json)
+		print_json(r);
+	else
+		fputs(str(r, "text") ? str(r, "text") : "", stdout);
+	json_object_put(r);
+	return 0;
+}
+
 static int cmd_version(const struct options *o, int argc, char **argv) {
 	json_object *r = call(o, CCXD_METHOD_GET_VERSION, NULL);
 
@@ -369,7 +424,9 @@ static const struct command commands[] = {
 	{ "pin",      "PID CCX", "pin a process to a CCX by hand (root)",   2, 2, cmd_pin },
 	{ "unpin",    "PID",     "restore a process's original affinity (root)", 1, 1, cmd_unpin },
 	{ "reload",   "",        "read the configuration again (root)",     0, 0, cmd_reload },
+	{ "metrics",  "",        "counters in Prometheus text format",      0, 0, cmd_metrics },
 	{ "version",  "",        "versions of ccxctl and ccxd",             0, 0, cmd_version },
+	{ "probe",    "[OPTIONS]", "measure what placement costs (--local; --help)", OWN_OPTIONS, OWN_OPTIONS, cmd_probe },
 };
 
 static void usage(FILE *f) {
@@ -386,7 +443,8 @@ static void usage(FILE *f) {
 		   "  -h, --help          print this help\n");
 }
 
-int main(int argc, char **argv) {
+/* Returns -1 to go on, or the exit status. */
+static int parse_options(int argc, char **argv, const char *optstring, struct options *o) {
 	static const struct option long_options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
@@ -394,21 +452,18 @@ int main(int argc, char **argv) {
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct options o = { .socket = getenv("CCXD_SOCKET") };
 	int opt;
 
-	if (!o.socket || !*o.socket)
-		o.socket = "/run/ccxd/ccxd.sock";
-	while ((opt = getopt_long(argc, argv, "s:jt:h", long_options, NULL)) >= 0) {
+	while ((opt = getopt_long(argc, argv, optstring, long_options, NULL)) >= 0) {
 		switch (opt) {
 		case 's':
-			o.socket = optarg;
+			o->socket = optarg;
 			break;
 		case 'j':
-			o.json = true;
+			o->json = true;
 			break;
 		case 't':
-			o.topology = optarg;
+			o->topology = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -418,22 +473,54 @@ int main(int argc, char **argv) {
 			return 2;
 		}
 	}
+	return -1;
+}
+
+static const struct command *find_command(const char *name) {
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv) {
+	struct options o = { .socket = getenv("CCXD_SOCKET") };
+	const struct command *c;
+	char **rest;
+	int r, n;
+
+	if (!o.socket || !*o.socket)
+		o.socket = "/run/ccxd/ccxd.sock";
+	/* ccxctl's own options come before the command ("+": stop there) ... */
+	r = parse_options(argc, argv, "+s:jt:h", &o);
+	if (r >= 0)
+		return r;
 	if (optind >= argc) {
 		usage(stderr);
 		return 2;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		const struct command *c = &commands[i];
-		int n = argc - optind - 1;
-		if (strcmp(c->name, argv[optind]) != 0)
-			continue;
-		if (n < c->min_args || n > c->max_args) {
-			fprintf(stderr, "Usage: ccxctl %s %s\n", c->name, c->args);
-			return 2;
-		}
-		return c->run(&o, n, argv + optind + 1);
+	c = find_command(argv[optind]);
+	if (!c) {
+		fprintf(stderr, "ccxctl: unknown command '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
 	}
-	fprintf(stderr, "ccxctl: unknown command '%s'\n", argv[optind]);
-	usage(stderr);
-	return 2;
+	if (c->min_args == OWN_OPTIONS)
+		return c->run(&o, argc - optind, argv + optind);
+	/* ... or anywhere after it ("topology --topology SPEC"). getopt
+	 * starts afresh on the rest, with the program's name in front for
+	 * its messages. */
+	rest = argv + optind;
+	n = argc - optind;
+	rest[0] = argv[0];
+	optind = 0;
+	r = parse_options(n, rest, "s:jt:h", &o);
+	if (r >= 0)
+		return r;
+	n -= optind;
+	if (n < c->min_args || n > c->max_args) {
+		fprintf(stderr, "Usage: ccxctl %s %s\n", c->name, c->args);
+		return 2;
+	}
+	return c->run(&o, n, rest + optind);
 }

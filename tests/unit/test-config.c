@@ -97,6 +97,7 @@ static void check_defaults(const struct config *c) {
 	CHECK_INT(c->interval_usec, 1000000);
 	CHECK(c->restore_on_exit);
 	CHECK_STR(c->state_dir, "/var/lib/ccxd");
+	CHECK(c->metrics_file == NULL);
 	CHECK_INT(c->n_rules, 0);
 	CHECK(c->rules == NULL);
 }
@@ -135,6 +136,7 @@ static void parses_every_key(void) {
 		"interval = 250ms\n"
 		"restore_on_exit = no\n"
 		"state_dir = /tmp/ccxd-state\n"
+		"metrics_file = /var/lib/node-exporter/ccxd.prom\n"
 		"\n"
 		"[program:x265]\n"
 		"exe = /usr/bin/x265*\n"
@@ -156,6 +158,7 @@ static void parses_every_key(void) {
 	CHECK_INT(c->interval_usec, 250000);
 	CHECK(!c->restore_on_exit);
 	CHECK_STR(c->state_dir, "/tmp/ccxd-state");
+	CHECK_STR(c->metrics_file, "/var/lib/node-exporter/ccxd.prom");
 	CHECK_INT(c->n_rules, 2);
 
 	const struct rule *r = &c->rules[0];
@@ -169,8 +172,8 @@ static void parses_every_key(void) {
 	CHECK_INT(r->smt, RULE_SMT_AVOID);
 	CHECK_INT(r->prefer, RULE_PREFER_CACHE);
 	CHECK(r->force);
-	CHECK_INT(r->line, 9);
-	CHECK_INT(r->ccx_line, 12);
+	CHECK_INT(r->line, 10);
+	CHECK_INT(r->ccx_line, 13);
 
 	r = &c->rules[1];
 	CHECK_STR(r->name, "ffmpeg");
@@ -183,8 +186,8 @@ static void parses_every_key(void) {
 	CHECK_INT(r->smt, RULE_SMT_ALLOW);
 	CHECK_INT(r->prefer, RULE_PREFER_ANY);
 	CHECK(!r->force);
-	CHECK_INT(r->line, 18);
-	CHECK_INT(r->ccx_line, 18);
+	CHECK_INT(r->line, 19);
+	CHECK_INT(r->ccx_line, 19);
 	config_free(c);
 }
 
@@ -340,7 +343,7 @@ static void accepts_bom_and_crlf(void) {
 	config_free(c);
 	/* Only at the very start: elsewhere it is text like any other. */
 	check_errors("[daemon]\n\xef\xbb\xbfmode = off\n",
-		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir)",
+		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, metrics_file)",
 		     NULL);
 }
 
@@ -485,7 +488,7 @@ static void rejects_keys_outside_sections(void) {
 
 static void rejects_unknown_daemon_key(void) {
 	check_errors("[daemon]\nsockets = /a\n",
-		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir)",
+		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, metrics_file)",
 		     NULL);
 }
 
@@ -495,7 +498,7 @@ static void rejects_unknown_program_key(void) {
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
-		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir)",
+		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, metrics_file)",
 		     NULL);
 }
 
@@ -548,7 +551,7 @@ static void rejects_duplicate_daemon_section(void) {
 static void rejects_relative_socket(void) {
 	check_errors("[daemon]\nsocket = run/ccxd.sock\nsocket2 = x\n",
 		     "2: invalid value 'run/ccxd.sock' for socket (expected an absolute path)",
-		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir)",
+		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, metrics_file)",
 		     NULL);
 	check_errors("[daemon]\nsocket =\n", "2: invalid value '' for socket (expected an absolute path)", NULL);
 }
@@ -565,6 +568,18 @@ static void rejects_socket_path_too_long_for_bind(void) {
 static void rejects_relative_state_dir(void) {
 	check_errors("[daemon]\nstate_dir = var/lib/ccxd\n",
 		     "2: invalid value 'var/lib/ccxd' for state_dir (expected an absolute path)", NULL);
+}
+
+static void rejects_metrics_file_that_is_no_file_path(void) {
+	check_errors("[daemon]\nmetrics_file = ccxd.prom\n",
+		     "2: invalid value 'ccxd.prom' for metrics_file (expected an absolute path)", NULL);
+	check_errors("[daemon]\nmetrics_file = /var/lib/node-exporter/\n",
+		     "2: invalid value '/var/lib/node-exporter/' for metrics_file (expected the path of a file, not a directory)",
+		     NULL);
+	check_errors("[daemon]\nmetrics_file = /\n",
+		     "2: invalid value '/' for metrics_file (expected the path of a file, not a directory)", NULL);
+	check_errors("[daemon]\nmetrics_file =\n",
+		     "2: invalid value '' for metrics_file (expected an absolute path)", NULL);
 }
 
 static void rejects_bad_topology_specs(void) {
@@ -876,6 +891,7 @@ TEST_MAIN(
 	T(rejects_relative_socket),
 	T(rejects_socket_path_too_long_for_bind),
 	T(rejects_relative_state_dir),
+	T(rejects_metrics_file_that_is_no_file_path),
 	T(rejects_bad_topology_specs),
 	T(checks_interval_range),
 	T(rejects_bad_ccx_lists),

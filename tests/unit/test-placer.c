@@ -159,7 +159,41 @@ static void more_groups_than_ccxs(void) {
 	topology_free(t);
 }
 
-TEST_MAIN(T(pin_takes_every_listed_ccx), T(smt_avoid_takes_one_pu_per_core), T(compact_auto_takes_the_least_loaded_ccx),
+static void seatings_on_a_zen1_ccx(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	cpu_set_t cpus[4], taken;
+
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "4,12");
+	CHECK_STR(list(&cpus[1]), "5,13");
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SMT, 2, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "4");
+	CHECK_STR(list(&cpus[1]), "12");
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SHARED, 3, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[2]), "4");
+	/* Another group took cores 4 and 5: this one gets the free ones. */
+	CHECK_INT(cpulist_parse("4-5,12-13", &taken), 0);
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, &taken, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "6,14");
+	CHECK_STR(list(&cpus[1]), "7,15");
+	/* Five members do not fit one per core on four cores, nor on one core's SMT. */
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 5, NULL, cpus), -ENOSPC);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 3, NULL, cpus), -ENOSPC);
+	topology_free(t);
+}
+
+static void no_smt_without_siblings(void) {
+	struct topology *t = load("amd-epyc-7763-2s.xml");
+	cpu_set_t cpus[2];
+
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 2, NULL, cpus), -ENOSPC);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 2, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "0");
+	CHECK_STR(list(&cpus[1]), "1");
+	topology_free(t);
+}
+
+TEST_MAIN(T(seatings_on_a_zen1_ccx), T(no_smt_without_siblings), T(pin_takes_every_listed_ccx), T(smt_avoid_takes_one_pu_per_core), T(compact_auto_takes_the_least_loaded_ccx),
 	  T(auto_honours_the_cpuset), T(prefer_cache_and_frequency_on_an_x3d), T(spread_gives_each_ccx_a_set),
 	  T(missing_ccx_is_an_error), T(groups_go_where_there_is_room), T(groups_avoid_busy_ccxs),
 	  T(more_groups_than_ccxs))

@@ -1,0 +1,247 @@
+#include "metrics.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "autoplace.h"
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+#include "proctable.h"
+#include "watcher.h"
+
+/* ---- the text --------------------------------------------------------- */
+
+/* Label values escape backslash, double quote and newline. */
+static void put_label_value(FILE *f, const char *s) {
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void put_header(FILE *f, const char *name, const char *type, const char *help) {
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void put_u64(FILE *f, const char *name, const char *type, const char *help, uint64_t v) {
+	put_header(f, name, type, help);
+	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
+}
+
+static void put_by_label(FILE *f, const char *name, const char *help, const char *label,
+			 const struct metrics_count *counts, size_t n) {
+	put_header(f, name, "gauge", help);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{%s=", name, label);
+		put_label_value(f, counts[i].label);
+		fprintf(f, "} %llu\n", (unsigned long long)counts[i].value);
+	}
+}
+
+static void put_all(FILE *f, const struct metrics *x) {
+	put_header(f, "ccxd_info", "gauge", "The running ccxd: version, mode and topology.");
+	fputs("ccxd_info{version=", f);
+	put_label_value(f, x->version);
+	fputs(",mode=", f);
+	put_label_value(f, x->mode);
+	fputs(",topology=", f);
+	put_label_value(f, x->topology);
+	fputs("} 1\n", f);
+	put_header(f, "ccxd_start_time_seconds", "gauge", "When ccxd started, in seconds since the epoch.");
+	fprintf(f, "ccxd_start_time_seconds %llu.%06llu\n", (unsigned long long)(x->start_time_usec / 1000000),
+		(unsigned long long)(x->start_time_usec % 1000000));
+	put_u64(f, "ccxd_polling", "gauge",
+		"1 when ccxd scans /proc every interval because the kernel sends no process events.", x->polling);
+
+	put_by_label(f, "ccxd_processes", "Processes ccxd has decided about, by state.", "state", x->processes,
+		     x->n_processes);
+	if (x->have_sampling) {
+		put_by_label(f, "ccxd_groups", "Groups of communicating processes, by state.", "state", x->groups,
+			     x->n_groups);
+		put_u64(f, "ccxd_sample_cycles_total", "counter", "Sampling cycles run.", x->sample_cycles);
+		put_header(f, "ccxd_sample_cycle_cpu_seconds", "gauge", "CPU time the last sampling cycle took.");
+		fprintf(f, "ccxd_sample_cycle_cpu_seconds %llu.%06llu\n",
+			(unsigned long long)(x->sample_cycle_cpu_usec / 1000000),
+			(unsigned long long)(x->sample_cycle_cpu_usec % 1000000));
+	}
+	put_u64(f, "ccxd_moves_total", "counter", "Groups the automatic policy moved to try a placement.", x->moves);
+	put_header(f, "ccxd_decisions_total", "counter",
+		   "Automatic placements that the before/after measurement kept or reverted.");
+	fprintf(f, "ccxd_decisions_total{outcome=\"kept\"} %llu\n", (unsigned long long)x->decisions_kept);
+	fprintf(f, "ccxd_decisions_total{outcome=\"reverted\"} %llu\n", (unsigned long long)x->decisions_reverted);
+
+	put_u64(f, "ccxd_process_events_total", "counter", "Process events (exec, comm, fork) handled.", x->events);
+	put_u64(f, "ccxd_process_event_overflows_total", "counter",
+		"Times the kernel dropped process events for want of buffer; each is followed by a rescan.",
+		x->event_overflows);
+	put_u64(f, "ccxd_rescans_total", "counter", "Full scans of /proc.", x->rescans);
+	put_u64(f, "ccxd_pins_total", "counter", "CPU affinities set.", x->pins);
+	put_u64(f, "ccxd_restores_total", "counter", "Original CPU affinities put back.", x->restores);
+	put_u64(f, "ccxd_pin_failures_total", "counter", "CPU affinities the kernel refused to set.",
+		x->pin_failures);
+	put_u64(f, "ccxd_reloads_total", "counter", "Configuration reloads that took effect.", x->reloads);
+	put_u64(f, "ccxd_reload_failures_total", "counter",
+		"Reloads refused because the configuration had errors.", x->reload_failures);
+	put_u64(f, "ccxd_log_messages_dropped_total", "counter",
+		"Log messages dropped because the journal did not keep up.", x->log_dropped);
+}
+
+int metrics_format(const struct metrics *x, char **ret) {
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!f)
+		return -ENOMEM;
+	put_all(f, x);
+	if (ferror(f) | fclose(f)) {
+		free(text);
+		return -ENOMEM;
+	}
+	*ret = text;
+	return 0;
+}
+
+/* ---- the daemon's figures --------------------------------------------- */
+
+/* Every state a to_string function knows, each counted 0 so far: series
+ * that come and go confuse rate() and alerts. States are numbered from 0 and
+ * the function names any other number "unknown". */
+static size_t init_states(struct metrics_count *counts, const char *(*name)(int)) {
+	size_t n = 0;
+
+	while (n < METRICS_STATES_MAX && strcmp(name((int)n), "unknown") != 0) {
+		counts[n] = (struct metrics_count) { name((int)n), 0 };
+		n++;
+	}
+	return n;
+}
+
+static void count_state(struct metrics_count *counts, size_t n, const char *state) {
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(counts[i].label, state) == 0) {
+			counts[i].value++;
+			return;
+		}
+}
+
+static const char *proc_state_name(int s) {
+	return proc_state_to_string((enum proc_state)s);
+}
+
+static const char *group_state_name(int s) {
+	return autoplace_state_to_string((enum autoplace_state)s);
+}
+
+void metrics_collect(const struct manager *m, struct metrics *ret) {
+	struct watcher_stats ws = m->watcher ? watcher_stats(m->watcher) : (struct watcher_stats) { 0 };
+	struct proc **list;
+	size_t n;
+
+	*ret = (struct metrics) {
+		.version = CCXD_VERSION,
+		.mode = config_mode_to_string(m->config->mode),
+		.topology = m->topology->source,
+		.start_time_usec = m->started_usec,
+		.polling = m->polling,
+		.events = ws.events,
+		.event_overflows = ws.lost,
+		.rescans = m->stats.rescans,
+		.pins = m->stats.pins,
+		.restores = m->stats.restores,
+		.pin_failures = m->stats.pin_failures,
+		.reloads = m->stats.reloads,
+		.reload_failures = m->stats.reload_failures,
+		.log_dropped = log_dropped(),
+	};
+	ret->n_processes = init_states(ret->processes, proc_state_name);
+	list = proctable_list(m->procs, &n);
+	for (size_t i = 0; list && i < n; i++)
+		count_state(ret->processes, ret->n_processes, proc_state_to_string(list[i]->state));
+	free(list);
+
+	if (m->autoplace) {
+		struct autoplace_stats st = autoplace_stats(m->autoplace);
+		const struct autoplace_group *groups = autoplace_groups(m->autoplace, &n);
+
+		ret->have_sampling = true;
+		ret->sample_cycles = st.cycles;
+		ret->sample_cycle_cpu_usec = st.last_cycle_usec;
+		ret->moves = st.moves;
+		ret->decisions_kept = st.kept;
+		ret->decisions_reverted = st.reverted;
+		ret->n_groups = init_states(ret->groups, group_state_name);
+		for (size_t i = 0; groups && i < n; i++)
+			count_state(ret->groups, ret->n_groups, autoplace_state_to_string(groups[i].state));
+	}
+}
+
+/* ---- the file --------------------------------------------------------- */
+
+int metrics_write_file(const char *path, const char *text) {
+	size_t len = strlen(text), done = 0;
+	char *tmp;
+	int fd, r = 0;
+
+	/* Not ending in .prom while it is written: node_exporter reads only
+	 * *.prom files. */
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+		return -ENOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		free(tmp);
+		return r;
+	}
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (r == 0 && fchmod(fd, 0644) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	free(tmp);
+	return r;
+}
+
+void metrics_update_file(struct manager *m) {
+	struct metrics x;
+	char *text = NULL;
+	int r;
+
+	if (!m->config->metrics_file)
+		return;
+	metrics_collect(m, &x);
+	r = metrics_format(&x, &text);
+	if (r >= 0)
+		r = metrics_write_file(m->config->metrics_file, text);
+	free(text);
+	if (r < 0 && r != m->metrics_file_error)
+		log_warning_errno(r, "Failed to write %s, trying again every interval: %m", m->config->metrics_file);
+	else if (r >= 0 && m->metrics_file_error < 0)
+		log_info("Writing %s again", m->config->metrics_file);
+	m->metrics_file_error = r < 0 ? r : 0;
+}

@@ -1,0 +1,58 @@
+/* ccxd's figures in the Prometheus text exposition format (with HELP and
+ * TYPE lines), for ccxctl metrics and for node_exporter's textfile collector
+ * (metrics_file =). Formatting is a pure function of a plain struct, so that
+ * tests can feed it figures of their own. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct manager;
+
+#define METRICS_STATES_MAX 16
+
+/* A count per state: label is the state's name as ccxctl status shows it. */
+struct metrics_count {
+	const char *label;
+	uint64_t value;
+};
+
+struct metrics {
+	const char *version, *mode, *topology;
+	uint64_t start_time_usec;      /* CLOCK_REALTIME */
+	bool polling;                  /* scanning /proc: no process events */
+
+	struct metrics_count processes[METRICS_STATES_MAX];
+	size_t n_processes;
+
+	/* The automatic policy's groups and sampling; left out of the text
+	 * when have_sampling is false (no sampler running). */
+	bool have_sampling;
+	struct metrics_count groups[METRICS_STATES_MAX];
+	size_t n_groups;
+	uint64_t sample_cycles;
+	uint64_t sample_cycle_cpu_usec; /* CPU time of the last cycle */
+
+	/* The automatic policy's moves, and what measuring them decided. */
+	uint64_t moves, decisions_kept, decisions_reverted;
+	uint64_t events, event_overflows, rescans;
+	uint64_t pins, restores, pin_failures;
+	uint64_t reloads, reload_failures;
+	uint64_t log_dropped;
+};
+
+/* The text for x, malloc'd into *ret. Returns 0 or -ENOMEM. */
+int metrics_format(const struct metrics *x, char **ret);
+
+/* The running daemon's figures. Strings point into m: valid until it changes. */
+void metrics_collect(const struct manager *m, struct metrics *ret);
+
+/* Replaces path with text atomically: a temporary file in the same directory,
+ * renamed over it, so that a reader never sees half a file. Mode 0644, for
+ * node_exporter's user. Returns 0 or -errno. */
+int metrics_write_file(const char *path, const char *text);
+
+/* Writes the metrics to the configured metrics_file, if any. A failure is
+ * logged when it first happens and when it clears, not every interval. */
+void metrics_update_file(struct manager *m);

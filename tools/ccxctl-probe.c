@@ -1,0 +1,732 @@
+/* ccxctl probe: what placement costs on this machine (common/probe.h), as the
+ * tables of ../shared/reference/FIGURES.md, as JSON, or as an SVG heatmap of
+ * the CPU x CPU latency matrix.
+ *
+ * Everything printed is rendered from the probe's JSON, whether the probe
+ * ran here (--local), was saved earlier (--input) or, later, comes from
+ * ccxd: one renderer, whatever the source. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ccxctl.h"
+#include "cpulist.h"
+#include "probe.h"
+#include "topology.h"
+
+struct cmd_probe_args {
+	bool local, plan, quick, matrix, json;
+	const char *topology, *svg, *input;
+	unsigned threads;
+};
+
+static void cmd_probe_usage(FILE *f) {
+	fprintf(f, "Usage: ccxctl probe --local [--quick] [--matrix] [--svg FILE] [--json] [--topology SPEC] [--threads N]\n"
+		   "       ccxctl probe --plan [--topology SPEC] [--threads N] [--json]\n"
+		   "       ccxctl probe --input FILE [--svg FILE] [--json]\n\n"
+		   "Measures pipe throughput and cache-line latency between CPU pairs of each relation\n"
+		   "(same CPU, SMT siblings, same CCX, other CCX, other NUMA node, other package) and a\n"
+		   "multi-threaded lossless codec under CPU masks derived from the topology.\n\n"
+		   "  -l, --local          run the probe here, in ccxctl, without ccxd\n"
+		   "  -p, --plan           print the CPU pairs and codec masks, measure nothing\n"
+		   "  -q, --quick          relations only, few repeats (a calibration of a second or two)\n"
+		   "  -m, --matrix         also the latency between every two CPUs\n"
+		   "      --svg FILE       write the latency matrix as an SVG heatmap (implies --matrix)\n"
+		   "  -j, --json           print JSON\n"
+		   "  -t, --topology SPEC  system (default), xml:PATH or synthetic:STRING; --local needs\n"
+		   "                       one whose CPUs this machine has\n"
+		   "      --threads N      codec worker threads (default 4); the mask shapes scale with N\n"
+		   "  -i, --input FILE     print a probe saved with --json instead of measuring\n");
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int cmd_probe_parse_args(int argc, char **argv, struct cmd_probe_args *a) {
+	static const struct option long_options[] = {
+		{ "local", no_argument, NULL, 'l' },
+		{ "plan", no_argument, NULL, 'p' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "matrix", no_argument, NULL, 'm' },
+		{ "svg", required_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "topology", required_argument, NULL, 't' },
+		{ "threads", required_argument, NULL, 'T' },
+		{ "input", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int opt;
+
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "lpqmjt:i:h", long_options, NULL)) >= 0) {
+		char *end;
+		unsigned long n;
+
+		switch (opt) {
+		case 'l': a->local = true; break;
+		case 'p': a->plan = true; break;
+		case 'q': a->quick = true; break;
+		case 'm': a->matrix = true; break;
+		case 'S': a->svg = optarg; break;
+		case 'j': a->json = true; break;
+		case 't': a->topology = optarg; break;
+		case 'i': a->input = optarg; break;
+		case 'T':
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > CPU_SETSIZE) {
+				fprintf(stderr, "ccxctl probe: invalid thread count '%s' (1-%d)\n", optarg, CPU_SETSIZE);
+				return 2;
+			}
+			a->threads = (unsigned)n;
+			break;
+		case 'h':
+			cmd_probe_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "ccxctl probe: invalid option '%s'\n", argv[optind - 1]);
+			cmd_probe_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ccxctl probe: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if ((a->plan + a->local + (a->input != NULL)) > 1) {
+		fprintf(stderr, "ccxctl probe: --plan, --local and --input exclude each other\n");
+		return 2;
+	}
+	return -1;
+}
+
+/* ---- reading the JSON -------------------------------------------------- */
+
+static json_object *jget(json_object *o, const char *key) {
+	json_object *v;
+
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *jstr(json_object *o, const char *key) {
+	json_object *v = jget(o, key);
+
+	return v && !json_object_is_type(v, json_type_null) ? json_object_get_string(v) : NULL;
+}
+
+static bool jnum(json_object *o, const char *key, double *ret) {
+	json_object *v = jget(o, key);
+
+	if (!v || !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+		return false;
+	*ret = json_object_get_double(v);
+	return true;
+}
+
+static size_t jlen(json_object *a) {
+	return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+/* "12.3" with the given decimals, or "-" */
+static const char *jfmt(json_object *o, const char *key, int decimals, char *buf, size_t size) {
+	double v;
+
+	if (!jnum(o, key, &v))
+		return "-";
+	snprintf(buf, size, "%.*f", decimals, v);
+	return buf;
+}
+
+/* "11.9-12.4": the spread of key over the repeats */
+static const char *jspread(json_object *o, const char *key, int decimals, char *buf, size_t size) {
+	char k[64];
+	double lo, hi;
+
+	snprintf(k, sizeof(k), "%s_min", key);
+	if (!jnum(o, k, &lo))
+		return "-";
+	snprintf(k, sizeof(k), "%s_max", key);
+	if (!jnum(o, k, &hi))
+		return "-";
+	snprintf(buf, size, "%.*f-%.*f", decimals, lo, decimals, hi);
+	return buf;
+}
+
+/* ---- tables ------------------------------------------------------------ */
+
+static void cmd_probe_print_absent(const char *what, json_object *list, const char *key,
+			       const char *(*label)(const char *name)) {
+	if (jlen(list) == 0)
+		return;
+	printf("%s", what);
+	for (size_t i = 0; i < jlen(list); i++) {
+		json_object *x = json_object_array_get_idx(list, i);
+		printf("%s%s (%s)", i ? "; " : " ", label(jstr(x, key)), jstr(x, "reason"));
+	}
+	printf("\n");
+}
+
+static const char *relation_label(const char *name) {
+	int r = probe_relation_from_name(name);
+
+	return r >= 0 ? probe_relation_label(r) : name;
+}
+
+static const char *pattern_label(const char *name) {
+	return name;
+}
+
+static void cmd_probe_print_relations(json_object *j) {
+	json_object *rel = jget(j, "relations");
+	struct table t = { .n_columns = 9 };
+	char repeats[16] = "?";
+
+	if (jlen(rel) > 0)
+		snprintf(repeats, sizeof(repeats), "%s", jstr(json_object_array_get_idx(rel, 0), "repeats"));
+	printf("Pipe throughput (writer and reader pinned) and cache-line latency (one way), median of %s:\n\n",
+	       repeats);
+	table_add(&t, "RELATION", "CPUS", "PIPE GiB/s", "SPREAD", "SMALL WRITES MiB/s", "LATENCY ns", "SPREAD",
+		  "PIPE/BEST", "LATENCY/BEST");
+	for (size_t i = 0; i < jlen(rel); i++) {
+		json_object *x = json_object_array_get_idx(rel, i), *cpus = jget(x, "cpus");
+		char c[32], b[7][32];
+		snprintf(c, sizeof(c), "%d,%d", json_object_get_int(json_object_array_get_idx(cpus, 0)),
+			 json_object_get_int(json_object_array_get_idx(cpus, 1)));
+		table_add(&t, relation_label(jstr(x, "relation")), c, jfmt(x, "pipe_gib_s", 2, b[0], 32),
+			  jspread(x, "pipe_gib_s", 2, b[1], 32), jfmt(x, "pipe_small_mib_s", 0, b[2], 32),
+			  jfmt(x, "latency_ns", 1, b[3], 32), jspread(x, "latency_ns", 1, b[4], 32),
+			  jfmt(x, "pipe_ratio", 2, b[5], 32), jfmt(x, "latency_ratio", 2, b[6], 32));
+	}
+	table_print_free(&t);
+	cmd_probe_print_absent("Not on this machine:", jget(j, "relations_absent"), "relation", relation_label);
+}
+
+static void cmd_probe_print_codec(json_object *j) {
+	json_object *codec = jget(j, "codec");
+	struct table t = { .n_columns = 9 };
+	double ratio = 0;
+
+	jnum(j, "codec_compression", &ratio);
+	printf("\nLossless codec, 1280x720 YUY2, %s threads (compressed to %.1f%%), frames per second, median:\n\n",
+	       jstr(j, "threads"), ratio * 100);
+	table_add(&t, "PATTERN", "MASK", "CPUS", "ENCODE fps", "SPREAD", "DECODE fps", "SPREAD", "ENCODE/BEST",
+		  "DECODE/BEST");
+	for (size_t i = 0; i < jlen(codec); i++) {
+		json_object *x = json_object_array_get_idx(codec, i);
+		char b[6][32], error[128];
+		if (jstr(x, "error")) {
+			snprintf(error, sizeof(error), "not run: %s", jstr(x, "error"));
+			table_add(&t, jstr(x, "pattern"), jstr(x, "mask"), jstr(x, "cpus"), error, "", "", "", "", "");
+			continue;
+		}
+		table_add(&t, jstr(x, "pattern"), jstr(x, "mask"), jstr(x, "cpus"), jfmt(x, "encode_fps", 1, b[0], 32),
+			  jspread(x, "encode_fps", 1, b[1], 32), jfmt(x, "decode_fps", 1, b[2], 32),
+			  jspread(x, "decode_fps", 1, b[3], 32), jfmt(x, "encode_ratio", 2, b[4], 32),
+			  jfmt(x, "decode_ratio", 2, b[5], 32));
+	}
+	table_print_free(&t);
+	cmd_probe_print_absent("Not on this machine:", jget(j, "codec_absent"), "pattern", pattern_label);
+}
+
+/* Small matrices as text; larger ones only in JSON and SVG. */
+#define CMD_PROBE_MATRIX_TEXT_MAX 16
+
+static void cmd_probe_print_matrix(json_object *m) {
+	json_object *cpus = jget(m, "cpus"), *rows = jget(m, "latency_ns");
+	size_t n = jlen(cpus);
+
+	printf("\nLatency matrix, ns (one way):\n\n");
+	if (n > CMD_PROBE_MATRIX_TEXT_MAX) {
+		printf("%zu x %zu CPUs: see --json or --svg\n", n, n);
+		return;
+	}
+	printf("%5s", "CPU");
+	for (size_t k = 0; k < n; k++)
+		printf(" %7d", json_object_get_int(json_object_array_get_idx(cpus, k)));
+	printf("\n");
+	for (size_t i = 0; i < n; i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		printf("%5d", json_object_get_int(json_object_array_get_idx(cpus, i)));
+		for (size_t k = 0; k < n; k++) {
+			json_object *v = json_object_array_get_idx(row, k);
+			if (v)
+				printf(" %7.1f", json_object_get_double(v));
+			else
+				printf(" %7s", "-");
+		}
+		printf("\n");
+	}
+}
+
+static void cmd_probe_print_results(json_object *j) {
+	double duration = 0;
+
+	jnum(j, "duration_s", &duration);
+	printf("Probe of %s, %s, %s run, %.1f s\n\n", jstr(j, "topology"), jstr(j, "date"), jstr(j, "mode"), duration);
+	cmd_probe_print_relations(j);
+	if (strcmp(jstr(j, "mode") ? jstr(j, "mode") : "", "full") == 0)
+		cmd_probe_print_codec(j);
+	if (jget(j, "matrix"))
+		cmd_probe_print_matrix(jget(j, "matrix"));
+}
+
+static void cmd_probe_print_plan(json_object *j) {
+	json_object *rel = jget(j, "relations"), *codec = jget(j, "codec");
+	struct table r = { .n_columns = 3 }, c = { .n_columns = 4 };
+
+	printf("Plan for %s, codec with %s threads\n\n", jstr(j, "topology"), jstr(j, "threads"));
+	table_add(&r, "RELATION", "CPUS", "NOTE");
+	for (size_t i = 0; i < jlen(rel); i++) {
+		json_object *x = json_object_array_get_idx(rel, i), *cpus = jget(x, "cpus");
+		char pair[32] = "-";
+		if (cpus)
+			snprintf(pair, sizeof(pair), "%d,%d", json_object_get_int(json_object_array_get_idx(cpus, 0)),
+				 json_object_get_int(json_object_array_get_idx(cpus, 1)));
+		table_add(&r, jstr(x, "label"), pair, jstr(x, "absent") ? jstr(x, "absent") : "");
+	}
+	table_print_free(&r);
+	printf("\n");
+	table_add(&c, "PATTERN", "MASK", "CPUS", "SHAPE");
+	for (size_t i = 0; i < jlen(codec); i++) {
+		json_object *x = json_object_array_get_idx(codec, i);
+		char absent[128];
+		if (jstr(x, "absent")) {
+			snprintf(absent, sizeof(absent), "absent: %s", jstr(x, "absent"));
+			table_add(&c, jstr(x, "pattern"), "-", "-", absent);
+		} else {
+			table_add(&c, jstr(x, "pattern"), jstr(x, "mask"), jstr(x, "cpus"), jstr(x, "label"));
+		}
+	}
+	table_print_free(&c);
+}
+
+/* ---- the SVG heatmap --------------------------------------------------- */
+
+/* Viridis, sampled: dark for fast, bright for slow, and readable by the
+ * colour-blind and in greyscale. */
+static void cmd_probe_colour(double f, char *buf, size_t size) {
+	static const unsigned char stops[][3] = {
+		{ 0x44, 0x01, 0x54 }, { 0x3b, 0x52, 0x8b }, { 0x21, 0x91, 0x8c }, { 0x5e, 0xc9, 0x62 }, { 0xfd, 0xe7, 0x25 },
+	};
+	double x = (f < 0 ? 0 : f > 1 ? 1 : f) * 4;
+	int i = x >= 4 ? 3 : (int)x;
+	double w = x - i;
+
+	unsigned rgb[3];
+
+	for (int c = 0; c < 3; c++)
+		rgb[c] = (unsigned)(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * w + 0.5);
+	snprintf(buf, size, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+}
+
+static void cmd_probe_svg_text(FILE *f, const char *s) {
+	for (; s && *s; s++)
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+}
+
+struct cmd_probe_heatmap {
+	size_t n;
+	int *cpu, *ccx;
+	double *ns;               /* n x n, NAN where not measured */
+	double lo, hi;
+};
+
+static int cmd_probe_heatmap_from_json(json_object *m, struct cmd_probe_heatmap *h) {
+	json_object *cpus = jget(m, "cpus"), *ccx = jget(m, "ccx"), *rows = jget(m, "latency_ns");
+	size_t n = jlen(cpus);
+
+	*h = (struct cmd_probe_heatmap){ .n = n, .lo = INFINITY, .hi = -INFINITY };
+	if (n == 0 || jlen(ccx) != n || jlen(rows) != n)
+		return -EBADMSG;
+	h->cpu = calloc(n, sizeof(int));
+	h->ccx = calloc(n, sizeof(int));
+	h->ns = calloc(n * n, sizeof(double));
+	if (!h->cpu || !h->ccx || !h->ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		h->cpu[i] = json_object_get_int(json_object_array_get_idx(cpus, i));
+		h->ccx[i] = json_object_get_int(json_object_array_get_idx(ccx, i));
+		for (size_t k = 0; k < n; k++) {
+			json_object *v = jlen(row) == n ? json_object_array_get_idx(row, k) : NULL;
+			double x = v ? json_object_get_double(v) : NAN;
+			h->ns[i * n + k] = x;
+			if (isfinite(x)) {
+				h->lo = x < h->lo ? x : h->lo;
+				h->hi = x > h->hi ? x : h->hi;
+			}
+		}
+	}
+	return 0;
+}
+
+static void cmd_probe_heatmap_free(struct cmd_probe_heatmap *h) {
+	free(h->cpu);
+	free(h->ccx);
+	free(h->ns);
+}
+
+/* Writes the heatmap: CPUs in CCX order on both axes, a cell per pair with
+ * its value as a tooltip, CCX boundaries as lines, a colour legend in ns. */
+static void cmd_probe_svg_write(FILE *f, json_object *j, const struct cmd_probe_heatmap *h) {
+	const int left = 70, top = 96;
+	int cell = h->n <= 15 ? 48 : (int)(720 / h->n) < 3 ? 3 : (int)(720 / h->n);
+	int grid = cell * (int)h->n, legend_x = left + grid + 40, legend_h = grid < 240 ? 240 : grid;
+	int label_every = cell >= 14 ? 1 : (14 + cell - 1) / cell;
+	int width = legend_x + 150 < 760 ? 760 : legend_x + 150;
+	int height = top + legend_h + 90;
+	bool measured = isfinite(h->lo);
+	char colour[16];
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		   "font-family=\"sans-serif\" font-size=\"12\">\n", width, height, width, height);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">Core-to-core latency "
+		   "(cache-line ping-pong, one way)</text>\n", left);
+	fprintf(f, "<text x=\"%d\" y=\"44\">", left);
+	cmd_probe_svg_text(f, jstr(j, "topology"));
+	fprintf(f, ", %zu CPUs, measured ", h->n);
+	cmd_probe_svg_text(f, jstr(j, "date"));
+	fprintf(f, " by ccxctl probe</text>\n");
+
+	/* CCX names over their blocks: just the number where "CCX n" does not
+	 * fit, nothing where that does not either */
+	for (size_t i = 0; i < h->n;) {
+		size_t end = i;
+		while (end < h->n && h->ccx[end] == h->ccx[i])
+			end++;
+		if ((int)(end - i) * cell >= 16)
+			fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">%s%d</text>\n",
+				left + (int)(i + end) * cell / 2, top - 28, (int)(end - i) * cell >= 44 ? "CCX " : "",
+				h->ccx[i]);
+		i = end;
+	}
+	fprintf(f, "<g shape-rendering=\"crispEdges\">\n");
+	for (size_t i = 0; i < h->n; i++)
+		for (size_t k = 0; k < h->n; k++) {
+			double v = h->ns[i * h->n + k];
+			if (isfinite(v))
+				cmd_probe_colour(h->hi > h->lo ? (v - h->lo) / (h->hi - h->lo) : 0, colour, sizeof(colour));
+			else
+				snprintf(colour, sizeof(colour), "#e0e0e0");
+			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\">", left + (int)k * cell,
+				top + (int)i * cell, cell, cell, colour);
+			if (isfinite(v))
+				fprintf(f, "<title>CPU %d - CPU %d: %.1f ns</title>", h->cpu[i], h->cpu[k], v);
+			else
+				fprintf(f, "<title>CPU %d: same CPU, not measured</title>", h->cpu[i]);
+			fprintf(f, "</rect>\n");
+		}
+	fprintf(f, "</g>\n");
+	/* values in the cells when they fit */
+	if (cell >= 36)
+		for (size_t i = 0; i < h->n; i++)
+			for (size_t k = 0; k < h->n; k++) {
+				double v = h->ns[i * h->n + k], fr = h->hi > h->lo ? (v - h->lo) / (h->hi - h->lo) : 0;
+				if (!isfinite(v))
+					continue;
+				fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\" fill=\"%s\">%.0f</text>\n",
+					left + (int)k * cell + cell / 2, top + (int)i * cell + cell / 2 + 4,
+					fr > 0.6 ? "black" : "white", v);
+			}
+	/* axis labels */
+	for (size_t i = 0; i < h->n; i += (size_t)label_every) {
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"10\">%d</text>\n", left - 4,
+			top + (int)i * cell + cell / 2 + 4, h->cpu[i]);
+		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%d</text>\n",
+			left + (int)i * cell + cell / 2, top - 6, h->cpu[i]);
+	}
+	fprintf(f, "<text x=\"%d\" y=\"%d\" transform=\"rotate(-90 %d %d)\" text-anchor=\"middle\">CPU</text>\n",
+		left - 40, top + grid / 2, left - 40, top + grid / 2);
+	/* CCX boundaries across the whole grid, and each CCX's own block */
+	fprintf(f, "<g stroke=\"black\" fill=\"none\">\n");
+	for (size_t i = 1; i < h->n; i++)
+		if (h->ccx[i] != h->ccx[i - 1]) {
+			int p = left + (int)i * cell, q = top + (int)i * cell;
+			fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke-width=\"2\"/>\n", p, top, p, top + grid);
+			fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke-width=\"2\"/>\n", left, q, left + grid, q);
+		}
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" stroke-width=\"2\"/>\n", left, top, grid, grid);
+	fprintf(f, "</g>\n");
+
+	/* legend: a gradient from the fastest to the slowest pair */
+	fprintf(f, "<defs><linearGradient id=\"scale\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n");
+	for (int s = 0; s <= 10; s++) {
+		cmd_probe_colour(s / 10.0, colour, sizeof(colour));
+		fprintf(f, "<stop offset=\"%.1f\" stop-color=\"%s\"/>\n", s / 10.0, colour);
+	}
+	fprintf(f, "</linearGradient></defs>\n");
+	fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">latency, ns</text>\n", legend_x, top - 10);
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"24\" height=\"%d\" fill=\"url(#scale)\" stroke=\"black\"/>\n",
+		legend_x, top, legend_h);
+	for (int s = 0; measured && s <= (h->hi > h->lo ? 4 : 0); s++) {
+		double v = h->hi - (h->hi - h->lo) * s / 4;
+		int y = top + legend_h * s / 4;
+		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", legend_x + 24, y,
+			legend_x + 30, y);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">%.1f</text>\n", legend_x + 34, y + 4, v);
+	}
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"#e0e0e0\" stroke=\"black\"/>\n", left,
+		top + legend_h + 20);
+	fprintf(f, "<text x=\"%d\" y=\"%d\">same CPU: not measured</text>\n", left + 20, top + legend_h + 32);
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\" stroke-width=\"2\"/>\n", left + 200,
+		top + legend_h + 27, left + 230, top + legend_h + 27);
+	fprintf(f, "<text x=\"%d\" y=\"%d\">CCX boundary (one L3)</text>\n", left + 236, top + legend_h + 32);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">Hover over a cell for its value. Dark: fast, bright: slow "
+		   "(%.1f to %.1f ns).</text>\n", left, top + legend_h + 56, measured ? h->lo : 0, measured ? h->hi : 0);
+	fprintf(f, "</svg>\n");
+}
+
+static int cmd_probe_write_svg(const char *path, json_object *j) {
+	struct cmd_probe_heatmap h;
+	FILE *f;
+	int r = jget(j, "matrix") ? cmd_probe_heatmap_from_json(jget(j, "matrix"), &h) : -ENODATA;
+
+	if (r == -ENODATA) {
+		fprintf(stderr, "ccxctl probe: no latency matrix to draw (run with --matrix)\n");
+		return r;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ccxctl probe: the latency matrix is malformed\n");
+		cmd_probe_heatmap_free(&h);
+		return r;
+	}
+	f = fopen(path, "we");
+	if (!f) {
+		r = -errno;
+		fprintf(stderr, "ccxctl probe: cannot write %s: %s\n", path, strerror(-r));
+		cmd_probe_heatmap_free(&h);
+		return r;
+	}
+	cmd_probe_svg_write(f, j, &h);
+	cmd_probe_heatmap_free(&h);
+	if (ferror(f) | (fclose(f) != 0)) {
+		fprintf(stderr, "ccxctl probe: writing %s failed\n", path);
+		return -EIO;
+	}
+	fprintf(stderr, "ccxctl probe: wrote the latency heatmap to %s\n", path);
+	return 0;
+}
+
+/* ---- progress ---------------------------------------------------------- */
+
+struct progress_view {
+	bool tty;
+	unsigned columns;
+	unsigned last_percent;
+	double last_draw;
+	char phase[32];
+};
+
+static double cmd_probe_clock(void) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A bar redrawn in place on a terminal; otherwise plain lines, one a step
+ * (every tenth for the matrix, which has a step per CPU pair). */
+static int cmd_probe_show_progress(const struct probe_progress *p, void *userdata) {
+	struct progress_view *v = userdata;
+	unsigned percent = p->total ? p->done * 100 / p->total : 100;
+	bool new_phase = strcmp(v->phase, p->phase) != 0;
+	double now = cmd_probe_clock();
+
+	snprintf(v->phase, sizeof(v->phase), "%s", p->phase);
+	if (!v->tty) {
+		bool matrix = strcmp(p->phase, "matrix") == 0;
+		if (p->done == p->total)
+			fprintf(stderr, "probe: [%u/%u] done\n", p->done, p->total);
+		else if (!matrix || new_phase || percent / 10 != v->last_percent / 10)
+			fprintf(stderr, "probe: [%u/%u] %s: %s\n", p->done + 1, p->total, p->phase, p->step);
+		v->last_percent = percent;
+		return 0;
+	}
+	if (p->done == p->total) {
+		fprintf(stderr, "\r\033[K");
+		return 0;
+	}
+	if (!new_phase && percent == v->last_percent && now - v->last_draw < 0.1)
+		return 0;
+	{
+		char line[512];
+		int filled = (int)(percent * 30 / 100), n;
+		n = snprintf(line, sizeof(line), "[%.*s%.*s] %3u%% %s: %s", filled,
+			     "##############################", 30 - filled, "..............................", percent,
+			     p->phase, p->step);
+		if (n > 0 && v->columns > 1 && (unsigned)n >= v->columns)
+			line[v->columns - 1] = '\0';
+		fprintf(stderr, "\r%s\033[K", line);
+	}
+	v->last_percent = percent;
+	v->last_draw = now;
+	return 0;
+}
+
+/* ---- the command ------------------------------------------------------- */
+
+static struct topology *cmd_probe_load_topology(const char *spec) {
+	struct topology *t = NULL;
+	char *error = NULL;
+	int r = topology_load(spec, &t, &error);
+
+	if (r < 0)
+		fprintf(stderr, "ccxctl probe: %s\n", error ? error : strerror(-r));
+	free(error);
+	return t;
+}
+
+/* A topology other than the system's is fine to measure with only if its
+ * CPUs are this machine's (a synthetic split of it, say): else the pairs it
+ * names would be labelled with relations they do not have here. */
+static bool cmd_probe_topology_is_here(const struct topology *t) {
+	struct topology *sys;
+	bool here;
+	char a[CPULIST_MAX], b[CPULIST_MAX];
+
+	if (strcmp(t->source, "system") == 0)
+		return true;
+	sys = cmd_probe_load_topology("system");
+	if (!sys)
+		return false;
+	here = cpulist_is_subset(&t->online, &sys->online);
+	if (!here)
+		fprintf(stderr, "ccxctl probe: topology %s has CPUs %s, this machine %s: it cannot be measured here "
+				"(--plan shows its pairs and masks)\n", t->source,
+			cpulist_format(&t->online, a, sizeof(a)), cpulist_format(&sys->online, b, sizeof(b)));
+	topology_free(sys);
+	return here;
+}
+
+static int cmd_probe_plan(const struct cmd_probe_args *a) {
+	struct topology *t = cmd_probe_load_topology(a->topology ? a->topology : "system");
+	struct probe_plan plan;
+	json_object *j;
+	int r;
+
+	if (!t)
+		return 1;
+	r = probe_plan(t, a->threads, NULL, &plan);
+	if (r < 0) {
+		fprintf(stderr, "ccxctl probe: cannot plan: %s\n", strerror(-r));
+		topology_free(t);
+		return 1;
+	}
+	j = probe_plan_json(t, &plan);
+	if (a->json)
+		print_json(j);
+	else
+		cmd_probe_print_plan(j);
+	json_object_put(j);
+	topology_free(t);
+	return 0;
+}
+
+static int cmd_probe_output(const struct cmd_probe_args *a, json_object *j) {
+	if (a->json)
+		print_json(j);
+	else
+		cmd_probe_print_results(j);
+	if (a->svg && cmd_probe_write_svg(a->svg, j) < 0)
+		return 1;
+	return 0;
+}
+
+static int cmd_probe_input(const struct cmd_probe_args *a) {
+	json_object *j = json_object_from_file(a->input);
+	struct probe_results *check = NULL;
+	int r;
+
+	if (!j) {
+		fprintf(stderr, "ccxctl probe: cannot read %s: %s\n", a->input, json_util_get_last_err());
+		return 1;
+	}
+	/* only what the probe could have written is printed */
+	r = probe_results_from_json(j, &check);
+	if (r < 0) {
+		fprintf(stderr, "ccxctl probe: %s is not a probe's JSON: %s\n", a->input, strerror(-r));
+		json_object_put(j);
+		return 1;
+	}
+	probe_results_free(check);
+	r = cmd_probe_output(a, j);
+	json_object_put(j);
+	return r;
+}
+
+static int cmd_probe_local(const struct cmd_probe_args *a) {
+	struct progress_view view = { .tty = isatty(STDERR_FILENO) };
+	struct topology *t = cmd_probe_load_topology(a->topology ? a->topology : "system");
+	struct probe_results *res = NULL;
+	struct probe_options o;
+	struct winsize ws;
+	json_object *j;
+	int r;
+
+	if (!t)
+		return 1;
+	if (!cmd_probe_topology_is_here(t)) {
+		topology_free(t);
+		return 1;
+	}
+	if (view.tty && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0)
+		view.columns = ws.ws_col;
+	probe_options_init(&o, a->quick ? PROBE_QUICK : PROBE_FULL);
+	o.matrix = a->matrix;
+	o.threads = a->threads;
+	o.progress = cmd_probe_show_progress;
+	o.userdata = &view;
+	r = probe_run(t, &o, &res);
+	topology_free(t);
+	if (r == -EBADMSG) {
+		fprintf(stderr, "ccxctl probe: the codec decoded something other than its input: no figures\n");
+		return 1;
+	}
+	if (r == -ENXIO) {
+		fprintf(stderr, "ccxctl probe: none of the topology's CPUs may be used by this process\n");
+		return 1;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ccxctl probe: %s\n", strerror(-r));
+		return 1;
+	}
+	j = probe_results_json(res);
+	probe_results_free(res);
+	r = cmd_probe_output(a, j);
+	json_object_put(j);
+	return r;
+}
+
+int cmd_probe(const struct options *o, int argc, char **argv) {
+	struct cmd_probe_args a = { .json = o->json, .topology = o->topology, .threads = 4 };
+	int r = cmd_probe_parse_args(argc, argv, &a);
+
+	if (r >= 0)
+		return r;
+	if (a.svg)
+		a.matrix = true;
+	if (a.plan)
+		return cmd_probe_plan(&a);
+	if (a.input)
+		return cmd_probe_input(&a);
+	if (!a.local) {
+		fprintf(stderr, "ccxctl probe: running the probe through ccxd is not available yet; "
+				"run it in ccxctl with --local\n");
+		return 1;
+	}
+	return cmd_probe_local(&a);
+}
