@@ -5,9 +5,10 @@
 #   make check      build and run every test; ends with "N passed, N failed"
 #   make install    PREFIX (default /usr/local) and DESTDIR are honoured
 #   make check-systemd  boot a real systemd in a container and run ccxd under it
+#   make fuzz       run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (default 60)
 #
 # WERROR=1 turns warnings into errors (on by default when CI=true); SANITIZE=address,undefined
-# builds everything with those sanitizers.
+# builds everything with those sanitizers (any report fails the test that caused it).
 
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
@@ -47,7 +48,9 @@ ifeq ($(WERROR),1)
 CFLAGS     += -Werror
 endif
 ifneq ($(SANITIZE),)
-CFLAGS     += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+# No recovery: undefined behaviour stops the program, so the test fails
+# instead of printing a line nobody reads.
+CFLAGS     += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS    += -fsanitize=$(SANITIZE)
 endif
 
@@ -84,8 +87,9 @@ tools/helpers/%: tools/helpers/%.o common/libcommon.a
 
 # Static, so that the program it execs starts within microseconds of its
 # execve: the exec-to-pin latency it measures is then ccxd's, not ld.so's.
+# The sanitizers' runtimes cannot be linked statically: dynamic then.
 tools/helpers/ccxt-exec: tools/helpers/ccxt-exec.o common/cpulist.o
-	$(CC) $(LDFLAGS) -static -o $@ $^
+	$(CC) $(LDFLAGS) $(if $(SANITIZE),,-static) -o $@ $^
 
 tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -93,14 +97,61 @@ tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a common/libcommon.a
 # Every object depends on every header: the project is small enough that this
 # costs nothing and it can never build against a stale header.
 HEADERS    := $(wildcard common/*.h daemon/*.h tools/*.h tests/unit/*.h)
-%.o: %.c $(HEADERS) Makefile
+%.o: %.c $(HEADERS) Makefile .build-flags
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# Rewritten only when the flags change, so that `make check SANITIZE=...`
+# after a plain build (or the other way round) rebuilds everything instead
+# of linking old objects. The old products are removed rather than left to
+# timestamps, which a clock set back would fool.
+BUILD_FLAGS := $(CC) $(CFLAGS) $(LDFLAGS) $(SANITIZE)
+BUILT      := common/*.o daemon/*.o tools/*.o tools/helpers/*.o tests/unit/*.o \
+              common/libcommon.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN)
+.build-flags: FORCE
+	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || { rm -f $(BUILT); echo '$(BUILD_FLAGS)' > $@; }
+
+# ---- fuzzing: libFuzzer harnesses, built with clang in their own directory
+# so that their objects never mix with the normal build's ----
+FUZZ_CC      ?= clang
+FUZZ_DIR     := build/fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -std=gnu11 $(WARNINGS) -D_GNU_SOURCE \
+                -DCCXD_VERSION='"$(VERSION)"' -Icommon -Idaemon $(shell pkg-config --cflags $(PKGS)) \
+                -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
+                -Wno-gnu-variable-sized-type-not-at-end  # the proc connector message layout, as the kernel defines it
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz-*.c)
+FUZZ_BIN     := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRC))
+FUZZ_COMMON  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(COMMON_SRC))
+FUZZ_DAEMON  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(DAEMON_SRC))
+FUZZ_SECONDS ?= 60
+
+$(FUZZ_DIR)/%.o: %.c $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/libcommon.a: $(FUZZ_COMMON)
+	$(AR) rcs $@ $^
+
+$(FUZZ_DIR)/libccxd.a: $(FUZZ_DAEMON)
+	$(AR) rcs $@ $^
+
+$(FUZZ_DIR)/fuzz-%: $(FUZZ_DIR)/tests/fuzz/fuzz-%.o $(FUZZ_DIR)/libccxd.a $(FUZZ_DIR)/libcommon.a
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+# Each harness for FUZZ_SECONDS, from its seed corpus; new inputs go to a
+# temporary directory, crashers are printed for tests/fuzz/corpus/.
+fuzz: fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run
 
 run: all
 	./daemon/ccxd --config conf/ccxd.conf
 
-check: all $(UNIT_BIN)
-	@tests/run
+# Each fuzzer runs 30 s in make check (tests/fuzz/run, last), FUZZ_SECONDS to change it.
+# Without clang (tools/install-deps installs it) the fuzzers are skipped, not the check.
+check: all $(UNIT_BIN) $(if $(shell command -v $(FUZZ_CC)),fuzz-build)
+	@FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),30) tests/run
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(UNITDIR) \
@@ -144,8 +195,8 @@ check-systemd: all
 	@sh tests/integration/test-systemd-nspawn.sh
 
 clean:
-	rm -f common/*.o daemon/*.o tools/*.o tools/helpers/*.o tests/unit/*.o \
-	      common/libcommon.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN)
+	rm -f $(BUILT) .build-flags
+	rm -rf $(FUZZ_DIR)
 
-.PHONY: all run check check-systemd install uninstall clean
+.PHONY: all run check check-systemd install uninstall clean fuzz fuzz-build FORCE
 .SECONDARY:

@@ -290,8 +290,7 @@ int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n) {
 	return 0;
 }
 
-/* "pipe:[123]" or "socket:[123]" */
-static enum procfs_fd_kind fd_kind(const char *target, uint64_t *inode) {
+enum procfs_fd_kind procfs_parse_fd_target(const char *target, uint64_t *inode) {
 	static const struct { const char *prefix; enum procfs_fd_kind kind; } kinds[] = {
 		{ "pipe:[", PROCFS_FD_PIPE },
 		{ "socket:[", PROCFS_FD_SOCKET },
@@ -339,7 +338,7 @@ int procfs_list_fds(const char *root, pid_t pid, struct procfs_fd **ret, size_t 
 		if (len < 0)
 			continue;   /* closed meanwhile */
 		target[len] = '\0';
-		f.kind = fd_kind(target, &f.inode);
+		f.kind = procfs_parse_fd_target(target, &f.inode);
 		if (f.kind == PROCFS_FD_OTHER || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		f.fd = (int)fd;
@@ -364,17 +363,11 @@ int procfs_list_fds(const char *root, pid_t pid, struct procfs_fd **ret, size_t 
 	return 0;
 }
 
-int procfs_read_io(const char *root, pid_t pid, struct procfs_io *ret) {
-	char path[PATH_MAX], buf[512];
-	ssize_t len;
+int procfs_parse_io(const char *buf, struct procfs_io *ret) {
 	int found = 0;
 
-	snprintf(path, sizeof(path), "%s/proc/%d/io", root, (int)pid);
-	len = procfs_read_file(path, buf, sizeof(buf));
-	if (len < 0)
-		return vanished((int)len);
 	memset(ret, 0, sizeof(*ret));
-	for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (const char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		unsigned long long v;
 		if (sscanf(line, "rchar: %llu", &v) == 1)
 			ret->rchar = v, found++;
@@ -386,6 +379,17 @@ int procfs_read_io(const char *root, pid_t pid, struct procfs_io *ret) {
 			ret->syscw = v, found++;
 	}
 	return found == 4 ? 0 : -EINVAL;
+}
+
+int procfs_read_io(const char *root, pid_t pid, struct procfs_io *ret) {
+	char path[PATH_MAX], buf[512];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/io", root, (int)pid);
+	len = procfs_read_file(path, buf, sizeof(buf));
+	if (len < 0)
+		return vanished((int)len);
+	return procfs_parse_io(buf, ret);
 }
 
 static int read_cpus_file(const char *path, cpu_set_t *ret) {
@@ -421,15 +425,8 @@ static int read_cgroup_cpuset(const char *root, const char *controllers, const c
 	return -ENOENT;
 }
 
-int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret) {
-	char path[PATH_MAX], buf[8192], *line, *saveptr = NULL;
-	char *v1_path = NULL, *v2_path = NULL;
-	ssize_t len;
-
-	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", root, (int)pid);
-	len = procfs_read_file(path, buf, sizeof(buf));
-	if (len < 0)
-		return vanished((int)len);
+int procfs_parse_cgroup(char *buf, const char **path, bool *v1) {
+	char *line, *saveptr = NULL, *v1_path = NULL, *v2_path = NULL;
 
 	/* Lines are "ID:CONTROLLERS:PATH"; v2's is "0::PATH". */
 	for (line = strtok_r(buf, "\n", &saveptr); line; line = strtok_r(NULL, "\n", &saveptr)) {
@@ -451,11 +448,34 @@ int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret) {
 					v1_path = cg;
 		}
 	}
-	if (v1_path && strstr(v1_path, "..") == NULL)
-		return read_cgroup_cpuset(root, "cpuset", strcmp(v1_path, "/") == 0 ? "" : v1_path, ret);
-	if (v2_path && strstr(v2_path, "..") == NULL)
-		return read_cgroup_cpuset(root, "", strcmp(v2_path, "/") == 0 ? "" : v2_path, ret);
+	if (v1_path && strstr(v1_path, "..") == NULL) {
+		*path = v1_path;
+		*v1 = true;
+		return 0;
+	}
+	if (v2_path && strstr(v2_path, "..") == NULL) {
+		*path = v2_path;
+		*v1 = false;
+		return 0;
+	}
 	return -ENOENT;
+}
+
+int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret) {
+	char path[PATH_MAX], buf[8192];
+	const char *cg;
+	bool v1;
+	ssize_t len;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", root, (int)pid);
+	len = procfs_read_file(path, buf, sizeof(buf));
+	if (len < 0)
+		return vanished((int)len);
+	r = procfs_parse_cgroup(buf, &cg, &v1);
+	if (r < 0)
+		return r;
+	return read_cgroup_cpuset(root, v1 ? "cpuset" : "", strcmp(cg, "/") == 0 ? "" : cg, ret);
 }
 
 int procfs_read_online_cpus(const char *root, cpu_set_t *ret) {

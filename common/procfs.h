@@ -84,6 +84,16 @@ struct procfs_io {
 /* /proc/PID/io (needs ptrace-read access to the process) */
 int procfs_read_io(const char *root, pid_t pid, struct procfs_io *ret);
 
+/* The pure parsers behind the readers, for tests and fuzzing. */
+/* The text of an io file: 0, or -EINVAL unless all four counters are there. */
+int procfs_parse_io(const char *buf, struct procfs_io *ret);
+/* The target of a /proc/PID/fd link ("pipe:[123]"); PROCFS_FD_OTHER for any other. */
+enum procfs_fd_kind procfs_parse_fd_target(const char *target, uint64_t *inode);
+/* The text of /proc/PID/cgroup, cut up in place: the cgroup whose cpuset
+ * applies, v1's cpuset hierarchy first (*v1 true) else v2's, as a pointer into
+ * buf. -ENOENT when there is none, or it would climb out with "..". */
+int procfs_parse_cgroup(char *buf, const char **path, bool *v1);
+
 /* The CPUs the process's cgroup cpuset allows (cgroup v1 cpuset controller,
  * or v2 cpuset.cpus.effective). -ENOENT when no cpuset confines it. */
 int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret);

@@ -7,6 +7,8 @@
  * a new interface name, and CCXD_PROTOCOL_VERSION is reported by GetVersion. */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <json-c/json.h>
 
 #include "topology.h"
@@ -22,6 +24,7 @@
 #define CCXD_METHOD_PIN           CCXD_INTERFACE ".Pin"
 #define CCXD_METHOD_UNPIN         CCXD_INTERFACE ".Unpin"
 #define CCXD_METHOD_RELOAD        CCXD_INTERFACE ".Reload"
+#define CCXD_METHOD_PROBE         CCXD_INTERFACE ".Probe"
 #define VARLINK_METHOD_GET_INFO   "org.varlink.service.GetInfo"
 
 #define CCXD_ERROR_PERMISSION_DENIED  CCXD_INTERFACE ".PermissionDenied"
@@ -32,6 +35,8 @@
 #define CCXD_ERROR_CONFIG_INVALID     CCXD_INTERFACE ".ConfigInvalid"
 #define CCXD_ERROR_DISABLED           CCXD_INTERFACE ".Disabled"
 #define CCXD_ERROR_INTERNAL           CCXD_INTERFACE ".InternalError"
+#define CCXD_ERROR_PROBE_RUNNING      CCXD_INTERFACE ".ProbeRunning"
+#define CCXD_ERROR_PROBE_FAILED       CCXD_INTERFACE ".ProbeFailed"
 #define VARLINK_ERROR_METHOD_NOT_FOUND    "org.varlink.service.MethodNotFound"
 #define VARLINK_ERROR_INVALID_PARAMETER   "org.varlink.service.InvalidParameter"
 #define VARLINK_ERROR_INTERFACE_NOT_FOUND "org.varlink.service.InterfaceNotFound"
@@ -49,6 +54,33 @@
  * (-ENOENT/-ECONNREFUSED: no daemon). */
 int protocol_call(const char *socket_path, const char *method, json_object *parameters,
 		  int timeout_ms, json_object **reply_params, char **error_name);
+
+/* One call as the server decodes it, before any method is looked up. */
+struct protocol_call {
+	json_object *message;        /* the whole parsed message, owning what the others point into */
+	const char *method;
+	json_object *parameters;     /* borrowed from message; NULL when the call had none */
+	bool oneway;                 /* the client wants no reply */
+};
+
+/* Decodes one message (len bytes, without its NUL terminator): strict JSON,
+ * nested at most CCXD_JSON_DEPTH_MAX deep, nothing after it, an object with a
+ * string "method" and, if any, an object "parameters". Pure, so it can be
+ * fuzzed without a socket. Returns 0 and fills *ret (free with
+ * protocol_call_done()); -EBADMSG when the text is not such JSON (the stream
+ * cannot be trusted further); -EINVAL when it is JSON of the wrong shape;
+ * -ENOMEM. */
+int protocol_parse_call(const char *text, size_t len, struct protocol_call *ret);
+void protocol_call_done(struct protocol_call *call);
+
+/* protocol_call with "more": true, for methods that stream (io.ccxd.Probe):
+ * each reply carrying "continues": true goes to on_more(parameters,
+ * userdata) (a borrowed reference; a negative return stops and is returned),
+ * and the last one is returned as protocol_call returns it. timeout_ms
+ * bounds the wait for each reply, not the whole call. */
+typedef int (*protocol_more_fn)(json_object *parameters, void *userdata);
+int protocol_call_more(const char *socket_path, const char *method, json_object *parameters, int timeout_ms,
+		       protocol_more_fn on_more, void *userdata, json_object **reply_params, char **error_name);
 
 /* A topology as GetTopology sends it (ccxctl builds the same for --topology). */
 json_object *protocol_topology_json(const struct topology *t);

@@ -1,10 +1,14 @@
 #include "autoplace.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <json-c/json.h>
 
 #include "actuator.h"
 #include "cpulist.h"
@@ -31,6 +35,7 @@ struct learned {
 
 struct autoplace {
 	const char *root;
+	char *memory;              /* file of what won, or NULL */
 	struct sampler *sampler;
 	struct sampler_result *sample;
 	struct autoplace_group *groups;
@@ -50,6 +55,7 @@ const char *autoplace_state_to_string(enum autoplace_state s) {
 	case AUTOPLACE_BY_RULE: return "by-rule";
 	case AUTOPLACE_BY_HAND: return "by-hand";
 	case AUTOPLACE_NO_ROOM: return "no-room";
+	case AUTOPLACE_NO_GAIN: return "no-gain";
 	}
 	return "unknown";
 }
@@ -118,6 +124,7 @@ void autoplace_free(struct autoplace *a) {
 	free(a->learned);
 	sampler_result_free(a->sample);
 	sampler_free(a->sampler);
+	free(a->memory);
 	free(a);
 }
 
@@ -246,38 +253,102 @@ static char *programs_of(struct autoplace *a, const struct group *grp, const str
 	return key;
 }
 
-static void plan_order(struct autoplace *a, struct autoplace_group *g) {
+/* The seatings to try: what won for these programs before, first, then the
+ * configured order. */
+static void plan_order(struct autoplace *a, struct autoplace_group *g, const struct autoplace_options *o) {
+	const enum seating *order = o->n_seatings ? o->seatings : default_order;
+	size_t n = o->n_seatings ? o->n_seatings : sizeof(default_order) / sizeof(default_order[0]);
 	enum seating first = _SEATING_MAX;
 
 	for (size_t i = 0; g->programs && i < a->n_learned; i++)
 		if (strcmp(a->learned[i].programs, g->programs) == 0)
 			first = a->learned[i].seating;
+	g->probe_used = o->probe != NULL;
+	if (o->probe)
+		g->probe = *o->probe;
 	g->n_order = 0;
-	if (first != _SEATING_MAX)
-		g->order[g->n_order++] = first;
-	for (size_t i = 0; i < sizeof(default_order) / sizeof(default_order[0]); i++)
-		if (default_order[i] != first)
-			g->order[g->n_order++] = default_order[i];
+	for (size_t i = 0; i < n && first != _SEATING_MAX; i++)
+		if (order[i] == first)
+			g->order[g->n_order++] = first;   /* only if still allowed */
+	for (size_t i = 0; i < n && g->n_order < _SEATING_MAX; i++)
+		if (g->n_order == 0 || order[i] != g->order[0])
+			g->order[g->n_order++] = order[i];
 	g->next = 0;
 }
 
-static void learn(struct autoplace *a, const struct autoplace_group *g) {
+static void remember(struct autoplace *a, const char *programs, enum seating seating) {
 	struct learned *grown;
 
-	if (!g->programs)
-		return;
 	for (size_t i = 0; i < a->n_learned; i++)
-		if (strcmp(a->learned[i].programs, g->programs) == 0) {
-			a->learned[i].seating = g->seating;
+		if (strcmp(a->learned[i].programs, programs) == 0) {
+			a->learned[i].seating = seating;
 			return;
 		}
 	grown = realloc(a->learned, (a->n_learned + 1) * sizeof(*grown));
 	if (!grown)
 		return;
 	a->learned = grown;
-	a->learned[a->n_learned].programs = strdup(g->programs);
+	a->learned[a->n_learned].programs = strdup(programs);
 	if (a->learned[a->n_learned].programs)
-		a->learned[a->n_learned++].seating = g->seating;
+		a->learned[a->n_learned++].seating = seating;
+}
+
+/* {"version": 1, "seatings": {"/usr/bin/pv|/usr/bin/yes": "shared-cpu", ...}},
+ * written to a temporary file and renamed over the old one, so that a crash
+ * never leaves half a file. */
+static int save_memory(const struct autoplace *a) {
+	json_object *o = json_object_new_object(), *seatings = json_object_new_object();
+	char tmp[4096];
+	int r = 0;
+
+	json_object_object_add(o, "version", json_object_new_int(1));
+	for (size_t i = 0; i < a->n_learned; i++)
+		json_object_object_add(seatings, a->learned[i].programs,
+				       json_object_new_string(seating_to_string(a->learned[i].seating)));
+	json_object_object_add(o, "seatings", seatings);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", a->memory);
+	if (json_object_to_file_ext(tmp, o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0 ||
+	    rename(tmp, a->memory) < 0) {
+		r = -errno ? -errno : -EIO;
+		unlink(tmp);
+	}
+	json_object_put(o);
+	return r;
+}
+
+int autoplace_set_memory(struct autoplace *a, const char *path) {
+	json_object *o, *seatings;
+
+	free(a->memory);
+	a->memory = strdup(path);
+	if (!a->memory)
+		return -ENOMEM;
+	if (access(path, F_OK) < 0)
+		return 0;
+	o = json_object_from_file(path);
+	if (!o || !json_object_object_get_ex(o, "seatings", &seatings) ||
+	    !json_object_is_type(seatings, json_type_object)) {
+		json_object_put(o);
+		return log_warning_errno(-EINVAL, "Ignoring %s: not what ccxd writes there", path);
+	}
+	json_object_object_foreach(seatings, programs, value) {
+		for (int s = 0; s < _SEATING_MAX; s++)
+			if (json_object_is_type(value, json_type_string) &&
+			    strcmp(json_object_get_string(value), seating_to_string((enum seating)s)) == 0)
+				remember(a, programs, (enum seating)s);
+	}
+	json_object_put(o);
+	return 0;
+}
+
+static void learn(struct autoplace *a, const struct autoplace_group *g) {
+	int r;
+
+	if (!g->programs)
+		return;
+	remember(a, g->programs, g->seating);
+	if (a->memory && (r = save_memory(a)) < 0)
+		log_warning_errno(r, "Failed to write %s: %m", a->memory);
 }
 
 static double demand_of(const struct group *grp) {
@@ -313,28 +384,84 @@ static int choose_ccx(const struct autoplace *a, const struct topology *t, const
 	return ccx;
 }
 
-/* The seatings left to try, in order, until one can be put in place. */
-static void try_next_seating(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
-			     bool (*ruled)(void *, pid_t), void *userdata) {
+/* Puts g's members in seating s on the CCX with room for it. -EXFULL when no
+ * CCX has room, -ENOSPC when the CCX cannot seat them that way. */
+static int seat(struct autoplace *a, const struct topology *t, struct autoplace_group *g, enum seating s) {
 	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
+	int r;
 
-	g->ccx = cpus ? choose_ccx(a, t, g, &taken) : -1;
+	if (!cpus)
+		return -ENOMEM;
+	g->ccx = choose_ccx(a, t, g, &taken);
 	if (g->ccx < 0) {
-		g->state = AUTOPLACE_NO_ROOM;
 		free(cpus);
+		return -EXFULL;
+	}
+	r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, &taken, cpus);
+	if (r >= 0)
+		r = move(a, t, g, cpus);
+	free(cpus);
+	return r;
+}
+
+static void log_group(const struct autoplace_group *g, const char *decision, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void log_group(const struct autoplace_group *g, const char *decision, const char *fmt, ...) {
+	char ccx[16], group[16], msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(ccx, sizeof(ccx), "%d", g->ccx);
+	snprintf(group, sizeof(group), "%d", (int)g->id);
+	log_decision(LOG_INFO, &(struct log_decision){ .pid = g->id, .group = group, .ccx = ccx, .decision = decision },
+		     "Group %d (%s): %s", (int)g->id, g->programs ? g->programs : "?", msg);
+}
+
+/* Every seating was tried: the one that ran fastest, among those that beat
+ * the rate before any move, goes back in place and stays. */
+static void conclude(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
+		     bool (*ruled)(void *, pid_t), void *userdata) {
+	const struct autoplace_trial *best = NULL;
+
+	for (size_t i = 0; i < g->n_trials; i++)
+		if (g->trials[i].beat && (!best || g->trials[i].evidence.after > best->evidence.after))
+			best = &g->trials[i];
+	if (best && seat(a, t, g, best->seating) >= 0) {
+		g->seating = best->seating;
+		g->state = AUTOPLACE_KEPT;
+		a->stats.kept++;
+		learn(a, g);
+		log_group(g, "keep", "kept %s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)", seating_to_string(g->seating),
+			  g->ccx, best->evidence.before / 1048576, best->evidence.after / 1048576,
+			  best->evidence.gain * 100);
 		return;
 	}
+	release(a, g, ruled, userdata);
+	g->state = AUTOPLACE_REVERTED;
+	g->backoff = AUTOPLACE_BACKOFF;
+	a->stats.reverted++;
+	log_group(g, "revert", "no seating beat its rate before (%.1f MiB/s): originals back",
+		  g->n_trials ? g->trials[0].evidence.before / 1048576 : 0.0);
+}
+
+/* The seatings left to try, in order, until one can be put in place; when
+ * none is left, the experiments are over. */
+static void try_next_seating(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
+			     bool (*ruled)(void *, pid_t), void *userdata) {
 	for (; g->next < g->n_order; g->next++) {
-		int r = placer_seat(&t->ccx[g->ccx], g->order[g->next], g->group.n_pids, &taken, cpus);
+		int r = seat(a, t, g, g->order[g->next]);
 		if (r == -ENOSPC)
 			continue;
-		if (r >= 0)
-			r = move(a, t, g, cpus);
+		if (r == -EXFULL) {
+			g->state = AUTOPLACE_NO_ROOM;
+			return;
+		}
 		if (r == -EPERM) {
 			release(a, g, ruled, userdata);
 			g->state = AUTOPLACE_BY_HAND;
 			g->backoff = AUTOPLACE_BACKOFF;
-			free(cpus);
 			return;
 		}
 		if (r < 0) {
@@ -347,12 +474,9 @@ static void try_next_seating(struct autoplace *a, const struct topology *t, stru
 		g->state = AUTOPLACE_VALIDATING;
 		g->settle = 1;   /* the sample in flight straddles the move */
 		g->n_after = 0;
-		free(cpus);
 		return;
 	}
-	g->state = AUTOPLACE_REVERTED;
-	g->backoff = AUTOPLACE_BACKOFF;
-	free(cpus);
+	conclude(a, t, g, ruled, userdata);
 }
 
 static void record(double *window, size_t *n, double v) {
@@ -363,25 +487,18 @@ static void record(double *window, size_t *n, double v) {
 	window[(*n)++] = v;
 }
 
+/* One experiment is over: its evidence is kept, the members go back to
+ * where they were, and the next seating is tried from the same start. */
 static void judge(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 		  const struct autoplace_options *o, bool (*ruled)(void *, pid_t), void *userdata) {
 	struct autoplace_trial *trial = &g->trials[g->n_trials < _SEATING_MAX ? g->n_trials++ : _SEATING_MAX - 1];
-	enum validator_verdict v = validator_judge(g->before, g->n_before, g->after, g->n_after, o->min_gain,
-						   &trial->evidence);
 
 	trial->seating = g->seating;
-	trial->kept = v == VALIDATOR_KEEP;
-	log_info("Group %d (%s) on CCX %d %s: %.1f -> %.1f MiB/s (%+.0f %%): %s", (int)g->id,
-		 g->programs ? g->programs : "?", g->ccx, seating_to_string(g->seating),
-		 trial->evidence.before / 1048576, trial->evidence.after / 1048576, trial->evidence.gain * 100,
-		 trial->kept ? "kept" : "reverted");
-	if (trial->kept) {
-		g->state = AUTOPLACE_KEPT;
-		a->stats.kept++;
-		learn(a, g);
-		return;
-	}
-	a->stats.reverted++;
+	trial->beat = validator_judge(g->before, g->n_before, g->after, g->n_after, o->min_gain, &trial->evidence) ==
+		      VALIDATOR_KEEP;
+	log_group(g, "trial", "%s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)%s", seating_to_string(g->seating), g->ccx,
+		  trial->evidence.before / 1048576, trial->evidence.after / 1048576, trial->evidence.gain * 100,
+		  trial->beat ? ", beats the rate before" : "");
 	release(a, g, ruled, userdata);
 	try_next_seating(a, t, g, ruled, userdata);
 }
@@ -391,13 +508,27 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 	double rate = g->group.bytes_per_s;
 
 	switch (g->state) {
+	case AUTOPLACE_NO_GAIN:
+		if (o->probe && o->probe->no_gain)
+			break;
+		g->state = AUTOPLACE_MEASURING;
+		g->n_before = 0;
+		/* fall through */
 	case AUTOPLACE_NO_ROOM:
 	case AUTOPLACE_MEASURING:
+		/* Placement makes no measurable difference here: moving costs
+		 * and buys nothing. */
+		if (o->probe && o->probe->no_gain) {
+			g->state = AUTOPLACE_NO_GAIN;
+			g->probe_used = true;
+			g->probe = *o->probe;
+			break;
+		}
 		record(g->before, &g->n_before, rate);
 		if (g->n_before >= o->window && *moves < AUTOPLACE_MOVES_PER_CYCLE) {
 			(*moves)++;
 			g->n_trials = 0;
-			plan_order(a, g);
+			plan_order(a, g, o);
 			try_next_seating(a, t, g, ruled, userdata);
 		}
 		break;
@@ -483,13 +614,20 @@ static bool any_ruled(const struct group *grp, bool (*ruled)(void *, pid_t), voi
 	return false;
 }
 
-static void dry_run(struct autoplace *a, const struct topology *t, struct autoplace_group *g) {
+static void dry_run(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
+		    const struct autoplace_options *o) {
 	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
 
 	g->state = AUTOPLACE_NO_ROOM;
 	g->ccx = cpus ? choose_ccx(a, t, g, &taken) : -1;
 	CPU_ZERO(&g->cpus);
-	plan_order(a, g);
+	plan_order(a, g, o);
+	if (o->probe && o->probe->no_gain) {
+		g->state = AUTOPLACE_NO_GAIN;
+		g->ccx = -1;
+		free(cpus);
+		return;
+	}
 	for (size_t k = 0; g->ccx >= 0 && k < g->n_order; k++) {
 		if (placer_seat(&t->ccx[g->ccx], g->order[k], g->group.n_pids, &taken, cpus) < 0)
 			continue;
@@ -553,7 +691,7 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 			g->n_before = 0;
 		}
 		if (mode == CONFIG_MODE_DRY_RUN)
-			dry_run(a, t, g);
+			dry_run(a, t, g, &o);
 		else
 			step(a, t, g, &o, ruled, userdata, &moves);
 	}
@@ -576,4 +714,93 @@ const struct sampler_result *autoplace_sample(const struct autoplace *a) {
 
 struct autoplace_stats autoplace_stats(const struct autoplace *a) {
 	return a->stats;
+}
+
+/* ---- probe figures --------------------------------------------------------- */
+
+static const int seating_relation[_SEATING_MAX] = {
+	[SEATING_CORES] = PROBE_SAME_CCX,
+	[SEATING_SMT] = PROBE_SMT,
+	[SEATING_SHARED] = PROBE_SAME_CPU,
+};
+
+static bool figure_beats(const struct autoplace_probe_figure *a, const struct autoplace_probe_figure *b) {
+	return a->measured && b->measured && a->min > b->max;
+}
+
+static int describe_figure(char *buf, size_t size, const char *name, const struct autoplace_probe_figure *f) {
+	return snprintf(buf, size, "%s %.2f GiB/s (%.2f-%.2f)", name, f->gib_s, f->min, f->max);
+}
+
+int autoplace_probe_rank(const struct probe_results *r, const enum seating *allowed, size_t n,
+			 struct autoplace_probe *ret) {
+	struct autoplace_probe *p = ret;
+	bool any = false, differs = false, swapped = true;
+	size_t len;
+
+	memset(p, 0, sizeof(*p));
+	if (n == 0 || n > _SEATING_MAX) {
+		allowed = default_order;
+		n = sizeof(default_order) / sizeof(default_order[0]);
+	}
+	memcpy(p->order, allowed, n * sizeof(*allowed));
+	p->n_order = n;
+	snprintf(p->date, sizeof(p->date), "%s", r->date ? r->date : "?");
+	for (size_t i = 0; i < r->n_relations; i++) {
+		const struct probe_relation_result *x = &r->relations[i];
+		struct autoplace_probe_figure f = { true, (int)x->relation, x->pipe_gib_s.median, x->pipe_gib_s.min,
+						    x->pipe_gib_s.max };
+		if (x->pipe_gib_s.n == 0)
+			continue;
+		for (int s = 0; s < _SEATING_MAX; s++)
+			if (seating_relation[s] == (int)x->relation) {
+				p->seating[s] = f;
+				any = true;
+			}
+		/* Relations come nearest first: the last is the farthest. */
+		if (!p->apart.measured || (int)x->relation > p->apart.relation)
+			p->apart = f;
+	}
+	if (!any) {
+		snprintf(p->note, sizeof(p->note), "probe of %s measured none of the seatings: topology order", p->date);
+		return -ENODATA;
+	}
+	/* Only clear wins reorder; ties keep the configured order. Beating is
+	 * transitive and never mutual, so the passes end. */
+	while (swapped) {
+		size_t prev = SIZE_MAX;
+		swapped = false;
+		/* Among the measured ones only: one never measured keeps its place. */
+		for (size_t i = 0; i < p->n_order; i++) {
+			if (!p->seating[p->order[i]].measured)
+				continue;
+			if (prev != SIZE_MAX && figure_beats(&p->seating[p->order[i]], &p->seating[p->order[prev]])) {
+				enum seating x = p->order[prev];
+				p->order[prev] = p->order[i];
+				p->order[i] = x;
+				swapped = true;
+			}
+			prev = i;
+		}
+	}
+	for (int s = 0; s < _SEATING_MAX; s++)
+		if (figure_beats(&p->seating[s], &p->apart) || figure_beats(&p->apart, &p->seating[s]))
+			differs = true;
+	p->no_gain = !differs;
+
+	len = (size_t)snprintf(p->note, sizeof(p->note), "probe of %s: ", p->date);
+	for (size_t i = 0; i < p->n_order && len < sizeof(p->note); i++)
+		if (p->seating[p->order[i]].measured) {
+			len += (size_t)describe_figure(p->note + len, sizeof(p->note) - len, seating_to_string(p->order[i]),
+						       &p->seating[p->order[i]]);
+			if (len < sizeof(p->note))
+				len += (size_t)snprintf(p->note + len, sizeof(p->note) - len, ", ");
+		}
+	if (len < sizeof(p->note))
+		len += (size_t)describe_figure(p->note + len, sizeof(p->note) - len, "apart", &p->apart);
+	if (len < sizeof(p->note))
+		snprintf(p->note + len, sizeof(p->note) - len, p->no_gain
+			 ? ": no seating differs from apart beyond the noise, so groups are not moved"
+			 : ": seatings tried in that order");
+	return 0;
 }

@@ -1,8 +1,10 @@
 /* The automatic policy: each cycle samples who talks to whom, forms groups,
  * decides a CCX for each group that no rule owns, and in enforce mode seats
- * it there as an experiment: the group's rate before the move against its
- * rate after, kept only when the gain beats the noise, otherwise put back
- * and the next seating tried. What won is remembered per set of programs. */
+ * it there as experiments: the group's rate before any move against its rate
+ * in each seating, every one put back after its window. The fastest seating
+ * that beat the rate before, gain and noise both, goes back and stays; when
+ * none did, the group is left as it was. What won is remembered per set of
+ * programs and tried first. */
 #pragma once
 
 #include <sched.h>
@@ -13,6 +15,7 @@
 #include "config.h"
 #include "groups.h"
 #include "placer.h"
+#include "probe.h"
 #include "sampler.h"
 #include "topology.h"
 #include "validator.h"
@@ -26,7 +29,35 @@ enum autoplace_state {
 	AUTOPLACE_BY_RULE,         /* a member is a rule's: rules win */
 	AUTOPLACE_BY_HAND,         /* a member's affinity was set by somebody else */
 	AUTOPLACE_NO_ROOM,         /* no CCX has room for its CPU demand */
+	AUTOPLACE_NO_GAIN,         /* the probe measured no seating apart from apart: not moved */
 };
+
+/* What the probe's figures say about seating groups (autoplace_probe_rank). */
+struct autoplace_probe_figure {
+	bool measured;
+	int relation;              /* enum probe_relation it was measured as */
+	double gib_s, min, max;    /* pipe throughput, large writes: median and spread */
+};
+
+struct autoplace_probe {
+	enum seating order[_SEATING_MAX];      /* the seatings allowed, best measured first */
+	size_t n_order;
+	struct autoplace_probe_figure seating[_SEATING_MAX];   /* by enum seating */
+	struct autoplace_probe_figure apart;   /* the farthest relation measured: a group left alone */
+	bool no_gain;              /* no seating differs from apart beyond the spreads: no moves */
+	char date[32];             /* when the figures were measured */
+	char note[320];            /* the decision, citing the figures */
+};
+
+/* Ranks the seatings allowed (n == 0: the default order) by r's pipe
+ * throughput: one goes before another only where every repeat of its figure
+ * beat every repeat of the other's (its min above the other's max); else the
+ * given order stands. no_gain when no measured seating differs from apart
+ * beyond both spreads, whichever way: then where a group sits does not
+ * matter on this machine. Pure. Returns 0, or -ENODATA when r measured none
+ * of the seatings (the given order stands, no_gain is false). */
+int autoplace_probe_rank(const struct probe_results *r, const enum seating *allowed, size_t n,
+			 struct autoplace_probe *ret);
 
 /* A process the policy moved: enough to put it back. */
 struct autoplace_member {
@@ -38,7 +69,7 @@ struct autoplace_member {
 struct autoplace_trial {
 	enum seating seating;
 	struct validator_evidence evidence;
-	bool kept;
+	bool beat;                 /* beat the rate before, gain and noise both */
 };
 
 struct autoplace_group {
@@ -61,6 +92,8 @@ struct autoplace_group {
 	size_t n_members;
 	struct autoplace_trial trials[_SEATING_MAX];
 	size_t n_trials;
+	bool probe_used;           /* its last plan cited probe figures: */
+	struct autoplace_probe probe;
 };
 
 struct autoplace_stats {
@@ -75,11 +108,18 @@ struct autoplace_options {
 	double min_rate;           /* bytes/s for a channel to count */
 	double min_gain;           /* relative gain for a move to be kept */
 	unsigned window;           /* samples in each of the before and after windows */
+	const enum seating *seatings;   /* the seatings to try, in order */
+	size_t n_seatings;
+	const struct autoplace_probe *probe;   /* the figures that ranked them; NULL: none */
 };
 
 struct autoplace;
 
 int autoplace_new(const char *root, struct autoplace **ret);
+
+/* Where what won is kept across restarts (a JSON file in state_dir): read
+ * now, written whenever a move is kept. A missing file is no error. */
+int autoplace_set_memory(struct autoplace *a, const char *path);
 void autoplace_free(struct autoplace *a);
 
 /* ruled(userdata, pid): whether a rule (or a hand) placed that process. */

@@ -1,5 +1,8 @@
 #include "config.h"
 
+#include "groups.h"
+#include "validator.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -166,7 +169,7 @@ struct config_error {
 };
 
 /* Enough for the largest key table; see the static asserts below. */
-#define SECTION_KEYS_MAX 8
+#define SECTION_KEYS_MAX 16
 
 struct parser {
 	const char *path;
@@ -352,6 +355,10 @@ static void set_restore_on_exit(struct parser *p, const char *key, const char *v
 	parse_bool_key(p, key, value, &p->config->restore_on_exit);
 }
 
+static void set_calibrate(struct parser *p, const char *key, const char *value) {
+	parse_bool_key(p, key, value, &p->config->calibrate);
+}
+
 static void set_state_dir(struct parser *p, const char *key, const char *value) {
 	parse_path_key(p, key, value, &p->config->state_dir);
 }
@@ -367,6 +374,86 @@ static void set_metrics_file(struct parser *p, const char *key, const char *valu
 		return;
 	}
 	parse_path_key(p, key, value, &p->config->metrics_file);
+}
+
+static void set_min_rate(struct parser *p, const char *key, const char *value) {
+	uint64_t bytes;
+
+	if (config_parse_size(value, &bytes) < 0) {
+		parser_error(p, p->line, "invalid value '%s' for %s (expected a rate such as 512K, 1M or 4M/s)", value,
+			     key);
+		return;
+	}
+	p->config->min_rate = (double)bytes;
+}
+
+/* "5%" or "0.05" */
+static void set_min_gain(struct parser *p, const char *key, const char *value) {
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (end != value && *end == '%' && end[1] == '\0')
+		v /= 100.0;
+	else if (end == value || *end)
+		v = -1;
+	if (errno || !(v >= 0.0 && v <= 10.0)) {
+		parser_error(p, p->line, "invalid value '%s' for %s (expected a gain such as 5%% or 0.05, at most 1000%%)",
+			     value, key);
+		return;
+	}
+	p->config->min_gain = v;
+}
+
+static void set_window(struct parser *p, const char *key, const char *value) {
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (errno || end == value || *end || v < 1 || v > 8) {
+		parser_error(p, p->line, "invalid value '%s' for %s (expected a number of samples, 1 to 8)", value, key);
+		return;
+	}
+	p->config->window = (unsigned)v;
+}
+
+static void set_seatings(struct parser *p, const char *key, const char *value) {
+	enum seating list[_SEATING_MAX];
+	size_t n = 0;
+	char *copy = strdup(value), *save = NULL;
+
+	if (!copy) {
+		p->oom = true;
+		return;
+	}
+	for (char *w = strtok_r(copy, ", \t", &save); w; w = strtok_r(NULL, ", \t", &save)) {
+		int found = -1;
+		for (int s = 0; s < _SEATING_MAX; s++)
+			if (strcmp(w, seating_to_string((enum seating)s)) == 0)
+				found = s;
+		if (found < 0) {
+			parser_error(p, p->line, "invalid value '%s' for %s (expected one-per-core, smt-siblings, shared-cpu)",
+				     w, key);
+			free(copy);
+			return;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (list[i] == (enum seating)found) {
+				parser_error(p, p->line, "%s lists %s twice", key, w);
+				free(copy);
+				return;
+			}
+		list[n++] = (enum seating)found;
+	}
+	free(copy);
+	if (n == 0) {
+		parser_error(p, p->line, "empty value for %s (expected one-per-core, smt-siblings, shared-cpu)", key);
+		return;
+	}
+	memcpy(p->config->seatings, list, n * sizeof(*list));
+	p->config->n_seatings = n;
 }
 
 static void parse_glob_key(struct parser *p, const char *key, const char *value, char **field) {
@@ -506,7 +593,12 @@ static const struct key daemon_keys[] = {
 	{ "interval", set_interval },
 	{ "restore_on_exit", set_restore_on_exit },
 	{ "state_dir", set_state_dir },
+	{ "calibrate", set_calibrate },
 	{ "metrics_file", set_metrics_file },
+	{ "min_rate", set_min_rate },
+	{ "min_gain", set_min_gain },
+	{ "window", set_window },
+	{ "seatings", set_seatings },
 };
 
 static const struct key program_keys[] = {
@@ -987,6 +1079,12 @@ struct config *config_new_default(void) {
 	c->mode = CONFIG_MODE_ENFORCE;
 	c->interval_usec = USEC_PER_SEC;
 	c->restore_on_exit = true;
+	c->calibrate = true;
+	c->min_rate = GROUPS_DEFAULT_MIN_RATE;
+	c->min_gain = VALIDATOR_DEFAULT_MIN_GAIN;
+	c->window = 3;
+	for (int i = 0; i < _SEATING_MAX; i++)
+		c->seatings[c->n_seatings++] = (enum seating)i;
 	if (!c->socket || !c->topology || !c->state_dir) {
 		config_free(c);
 		return NULL;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "placer.h"
 #include "rules.h"
 
 #define CONFIG_DEFAULT_PATH    "/etc/ccxd.conf"
@@ -25,7 +26,13 @@ struct config {
 	uint64_t interval_usec;   /* default 1 s */
 	bool restore_on_exit;     /* default yes */
 	char *state_dir;          /* default /var/lib/ccxd */
+	bool calibrate;           /* run the probe's quick calibration when no cached figures fit; default yes */
 	char *metrics_file;       /* Prometheus text written every interval; NULL (default): none */
+	double min_rate;          /* bytes/s for a channel to join a group; default 1 MiB/s */
+	double min_gain;          /* a move is kept above this relative gain; default 0.05 */
+	unsigned window;          /* samples before and after a move; default 3 */
+	enum seating seatings[_SEATING_MAX];   /* ways to seat a group, in the order tried */
+	size_t n_seatings;        /* default: one-per-core, smt-siblings, shared-cpu */
 	struct rule *rules;
 	size_t n_rules;
 };

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,17 +21,40 @@
 #define CONTROL_CONNECTIONS_MAX 128
 /* A client whose unread replies pile up past this is dropped. */
 #define CONTROL_OUTPUT_MAX (CCXD_REPLY_MAX + CCXD_REQUEST_MAX)
+/* A message must arrive whole, and replies must be taken, within this long:
+ * a client that starts a message and stops, or stops reading, holds a slot
+ * that others may need. Local clients take microseconds. */
+#define CONTROL_STALL_USEC (5 * UINT64_C(1000000))
+/* A connection with nothing under way is closed after this long. */
+#define CONTROL_IDLE_USEC (60 * UINT64_C(1000000))
+/* Progress ("continues") is dropped while this much output waits unread: a
+ * slow reader gets the result late, not a backlog of stale progress. */
+#define CONTROL_PROGRESS_BACKLOG (64 * 1024)
+
+struct control_deferred {
+	struct connection *conn;
+	bool more, oneway;
+	control_gone_fn gone;
+	void *userdata;
+};
 
 struct connection {
 	struct control *control;
 	int fd;
 	sd_event_source *io;
+	sd_event_source *timer;      /* drops the connection when it stalls or idles */
 	struct ucred cred;
+	uint64_t last_active;        /* CLOCK_MONOTONIC usec of the last message or reply taken */
+	uint64_t in_since;           /* when the incomplete message in in[] began */
+	uint64_t out_since;          /* when the client last took (or was given) output */
 	char in[CCXD_REQUEST_MAX];
 	size_t in_len;
 	char *out;
 	size_t out_len, out_sent, out_allocated;
 	bool close_after_flush;
+	struct control_deferred *pending;  /* a call answered later; input waits meanwhile */
+	sd_event_source *resume;           /* picks up after a deferred reply, from the loop */
+	int dead;                          /* -errno: drop at the next resume */
 	struct connection *next, *prev;
 };
 
@@ -68,10 +92,27 @@ static void connection_free(struct connection *conn) {
 	if (conn->next)
 		conn->next->prev = conn->prev;
 	c->n_connections--;
+	if (conn->pending) {
+		struct control_deferred *d = conn->pending;
+		conn->pending = NULL;
+		if (d->gone)
+			d->gone(d->userdata);
+		free(d);
+	}
+	sd_event_source_disable_unref(conn->resume);
 	sd_event_source_disable_unref(conn->io);
+	sd_event_source_disable_unref(conn->timer);
 	close(conn->fd);
 	free(conn->out);
 	free(conn);
+}
+
+static uint64_t now_usec(const struct control *c) {
+	uint64_t t = 0;
+
+	/* The loop's time of this iteration: cheap, and all a timeout needs. */
+	(void)sd_event_now(c->event, CLOCK_MONOTONIC, &t);
+	return t;
 }
 
 static int queue_output(struct connection *conn, const char *text) {
@@ -79,6 +120,9 @@ static int queue_output(struct connection *conn, const char *text) {
 
 	if (conn->out_len + len > CONTROL_OUTPUT_MAX)
 		return -ENOBUFS;
+	/* The client's time to take replies runs from when it was given some. */
+	if (conn->out_len == conn->out_sent)
+		conn->out_since = now_usec(conn->control);
 	if (conn->out_len + len > conn->out_allocated) {
 		size_t n = conn->out_allocated ? conn->out_allocated : 4096;
 		char *p;
@@ -95,7 +139,7 @@ static int queue_output(struct connection *conn, const char *text) {
 	return 0;
 }
 
-static int queue_reply(struct connection *conn, const char *error, json_object *parameters) {
+static int queue_message(struct connection *conn, const char *error, json_object *parameters, bool continues) {
 	json_object *msg = json_object_new_object();
 	int r;
 
@@ -104,9 +148,15 @@ static int queue_reply(struct connection *conn, const char *error, json_object *
 	if (error)
 		json_object_object_add(msg, "error", json_object_new_string(error));
 	json_object_object_add(msg, "parameters", parameters ? json_object_get(parameters) : json_object_new_object());
+	if (continues)
+		json_object_object_add(msg, "continues", json_object_new_boolean(true));
 	r = queue_output(conn, json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(msg);
 	return r;
+}
+
+static int queue_reply(struct connection *conn, const char *error, json_object *parameters) {
+	return queue_message(conn, error, parameters, false);
 }
 
 static int queue_error(struct connection *conn, const char *error, const char *message) {
@@ -139,42 +189,31 @@ static bool interface_known(const struct control *c, const char *method) {
 /* One complete message: validate, check privilege, call, queue the reply. */
 static int handle_message(struct connection *conn, const char *text, size_t len) {
 	struct control *c = conn->control;
-	struct json_tokener *tok = json_tokener_new_ex(CCXD_JSON_DEPTH_MAX);
 	struct control_call call = { .uid = conn->cred.uid, .pid = conn->cred.pid };
 	const struct control_method *m;
-	json_object *msg, *method, *params = NULL, *oneway;
-	bool no_reply = false;
+	struct protocol_call pc;
+	json_object *more;
+	bool no_reply;
 	int r;
 
-	if (!tok)
-		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	msg = json_tokener_parse_ex(tok, text, (int)len);
-	if (!msg || json_tokener_get_error(tok) != json_tokener_success ||
-	    (size_t)json_tokener_get_parse_end(tok) != len) {
-		json_tokener_free(tok);
-		json_object_put(msg);
+	r = protocol_parse_call(text, len, &pc);
+	if (r == -EBADMSG) {
 		/* A stream that does not parse cannot be resynchronised: answer and hang up. */
 		conn->close_after_flush = true;
 		return queue_error(conn, VARLINK_ERROR_INVALID_PARAMETER, "message is not valid JSON");
 	}
-	json_tokener_free(tok);
-
-	if (!json_object_is_type(msg, json_type_object) ||
-	    !json_object_object_get_ex(msg, "method", &method) ||
-	    !json_object_is_type(method, json_type_string) ||
-	    (json_object_object_get_ex(msg, "parameters", &params) &&
-	     !json_object_is_type(params, json_type_object))) {
-		r = queue_error(conn, VARLINK_ERROR_INVALID_PARAMETER,
-				"a call is an object with a string \"method\" and an object \"parameters\"");
-		json_object_put(msg);
+	if (r == -EINVAL)
+		return queue_error(conn, VARLINK_ERROR_INVALID_PARAMETER,
+				   "a call is an object with a string \"method\" and an object \"parameters\"");
+	if (r < 0)
 		return r;
-	}
-	if (json_object_object_get_ex(msg, "oneway", &oneway))
-		no_reply = json_object_get_boolean(oneway);
+	no_reply = pc.oneway;
 
-	call.method = json_object_get_string(method);
-	call.parameters = params ? json_object_get(params) : json_object_new_object();
+	call.oneway = pc.oneway;
+	call.more = json_object_object_get_ex(pc.message, "more", &more) && json_object_get_boolean(more);
+	call.connection = conn;
+	call.method = pc.method;
+	call.parameters = pc.parameters ? json_object_get(pc.parameters) : json_object_new_object();
 	m = find_method(c, call.method);
 	if (!m)
 		control_call_fail(&call, interface_known(c, call.method) ? VARLINK_ERROR_METHOD_NOT_FOUND
@@ -187,21 +226,37 @@ static int handle_message(struct connection *conn, const char *text, size_t len)
 
 	if (call.error)
 		log_debug("%s from uid %u: %s", call.method, (unsigned)call.uid, call.error);
-	r = no_reply ? 0 : call.error ? queue_reply(conn, call.error, call.error_parameters)
+	/* A deferred call answers through its handle. */
+	r = no_reply || call.deferred ? 0 : call.error ? queue_reply(conn, call.error, call.error_parameters)
 				      : queue_reply(conn, NULL, call.reply);
 	json_object_put(call.parameters);
 	json_object_put(call.reply);
 	json_object_put(call.error_parameters);
-	json_object_put(msg);
+	protocol_call_done(&pc);
 	return r;
 }
 
 static int update_events(struct connection *conn) {
 	/* While replies wait, stop reading: a client that never reads cannot make
 	 * us queue without bound. */
-	uint32_t events = conn->out_len > conn->out_sent ? EPOLLOUT : EPOLLIN;
+	bool out_pending = conn->out_len > conn->out_sent;
+	uint32_t events = out_pending ? EPOLLOUT : conn->pending ? 0 : EPOLLIN;
+	uint64_t deadline = out_pending ? conn->out_since + CONTROL_STALL_USEC
+			  : conn->in_len > 0 ? conn->in_since + CONTROL_STALL_USEC
+			  : conn->last_active + CONTROL_IDLE_USEC;
+	int r;
 
-	return sd_event_source_set_io_events(conn->io, events);
+	r = sd_event_source_set_io_events(conn->io, events);
+	if (r < 0)
+		return r;
+	/* A call under way is not idleness: the only deadline left is for
+	 * taking its replies. */
+	if (conn->pending && !out_pending)
+		return sd_event_source_set_enabled(conn->timer, SD_EVENT_OFF);
+	r = sd_event_source_set_time(conn->timer, deadline);
+	if (r < 0)
+		return r;
+	return sd_event_source_set_enabled(conn->timer, SD_EVENT_ONESHOT);
 }
 
 static int flush_output(struct connection *conn) {
@@ -216,24 +271,19 @@ static int flush_output(struct connection *conn) {
 			return -errno;
 		}
 		conn->out_sent += (size_t)n;
+		conn->out_since = now_usec(conn->control);
 	}
 	conn->out_len = conn->out_sent = 0;
 	return 0;
 }
 
-static int read_input(struct connection *conn) {
-	ssize_t n;
+/* The complete messages read so far, in order, until one is deferred: the
+ * rest wait for its last reply. */
+static int process_input(struct connection *conn, bool had_partial) {
 	size_t start = 0;
 	char *nul;
 
-	n = recv(conn->fd, conn->in + conn->in_len, sizeof(conn->in) - conn->in_len, MSG_DONTWAIT);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-	if (n == 0)
-		return -ECONNRESET;
-	conn->in_len += (size_t)n;
-
-	while (!conn->close_after_flush &&
+	while (!conn->close_after_flush && !conn->pending &&
 	       (nul = memchr(conn->in + start, '\0', conn->in_len - start))) {
 		size_t len = (size_t)(nul - (conn->in + start));
 		int r = handle_message(conn, conn->in + start, len);
@@ -243,21 +293,45 @@ static int read_input(struct connection *conn) {
 	}
 	memmove(conn->in, conn->in + start, conn->in_len - start);
 	conn->in_len -= start;
-	if (conn->in_len == sizeof(conn->in) && !conn->close_after_flush) {
+	if (start > 0)
+		conn->last_active = now_usec(conn->control);
+	/* A message has until CONTROL_STALL_USEC after its first byte, however
+	 * slowly the rest trickles in. */
+	if (conn->in_len > 0 && (!had_partial || start > 0))
+		conn->in_since = now_usec(conn->control);
+	if (conn->in_len == sizeof(conn->in) && !conn->close_after_flush && !conn->pending) {
 		conn->close_after_flush = true;
 		return queue_error(conn, VARLINK_ERROR_INVALID_PARAMETER, "message too large");
 	}
 	return 0;
 }
 
-static int on_connection_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-	struct connection *conn = userdata;
-	int r = 0;
+static int read_input(struct connection *conn) {
+	bool had_partial = conn->in_len > 0;
+	ssize_t n;
 
-	(void)s;
-	(void)fd;
-	if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))
+	n = recv(conn->fd, conn->in + conn->in_len, sizeof(conn->in) - conn->in_len, MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	conn->in_len += (size_t)n;
+	return process_input(conn, had_partial);
+}
+
+/* resumed: called from the loop after a deferred call's reply, to send it
+ * and to handle the calls that waited behind it. */
+static void connection_process(struct connection *conn, uint32_t revents, bool resumed) {
+	int r = conn->dead;
+
+	/* Not reading while a call is deferred, a hang-up is all there is to
+	 * know: nobody is left to answer. */
+	if (r >= 0 && conn->pending && (revents & (EPOLLHUP | EPOLLERR)))
+		r = -ECONNRESET;
+	else if (r >= 0 && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		r = conn->close_after_flush ? 0 : read_input(conn);
+	else if (r >= 0 && resumed)
+		r = process_input(conn, true);
 	if (r >= 0)
 		r = flush_output(conn);
 	if (r >= 0 && conn->close_after_flush && conn->out_len == 0)
@@ -269,7 +343,119 @@ static int on_connection_io(sd_event_source *s, int fd, uint32_t revents, void *
 			log_debug_errno(r, "Dropping control client pid %d: %m", (int)conn->cred.pid);
 		connection_free(conn);
 	}
+}
+
+static int on_connection_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+	(void)s;
+	(void)fd;
+	connection_process(userdata, revents, false);
 	return 0;
+}
+
+static int on_resume(sd_event_source *s, void *userdata) {
+	struct connection *conn = userdata;
+
+	(void)s;
+	conn->resume = sd_event_source_disable_unref(conn->resume);
+	connection_process(conn, 0, true);
+	return 0;
+}
+
+/* Replies of deferred calls are sent, and the calls that waited are
+ * handled, from the loop: never inside the replier's stack, which may be in
+ * the middle of its own bookkeeping. */
+static int schedule_resume(struct connection *conn) {
+	if (conn->resume)
+		return 0;
+	return sd_event_add_defer(conn->control->event, &conn->resume, on_resume, conn);
+}
+
+struct control_deferred *control_call_defer(struct control_call *call, control_gone_fn gone, void *userdata) {
+	struct connection *conn = call->connection;
+	struct control_deferred *d;
+
+	if (!conn || conn->pending)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	*d = (struct control_deferred){ .conn = conn, .more = call->more, .oneway = call->oneway,
+					.gone = gone, .userdata = userdata };
+	conn->pending = d;
+	call->deferred = true;
+	return d;
+}
+
+bool control_deferred_more(const struct control_deferred *d) {
+	return d->more;
+}
+
+static int deferred_send(struct control_deferred *d, const char *error, json_object *parameters, bool continues) {
+	struct connection *conn = d->conn;
+	bool oneway = d->oneway;
+	int r = 0;
+
+	if (continues && (!d->more || conn->out_len - conn->out_sent > CONTROL_PROGRESS_BACKLOG))
+		return 0;
+	if (!continues) {
+		conn->pending = NULL;
+		free(d);
+	}
+	if (conn->dead < 0)
+		return conn->dead;
+	if (!oneway)
+		r = queue_message(conn, error, parameters, continues);
+	if (r >= 0 && schedule_resume(conn) < 0)
+		/* The reply would sit until the client writes again: hang up instead. */
+		r = -ENOMEM;
+	/* Dropped from the loop at the next resume or event, never here: gone
+	 * must not run inside its owner's own call. */
+	if (r < 0)
+		conn->dead = r;
+	return r;
+}
+
+int control_reply(struct control_deferred *d, json_object *parameters, bool continues) {
+	return deferred_send(d, NULL, parameters, continues);
+}
+
+int control_fail(struct control_deferred *d, const char *error, const char *fmt, ...) {
+	json_object *p = json_object_new_object();
+	char msg[1024];
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (p)
+		json_object_object_add(p, "message", json_object_new_string(msg));
+	r = deferred_send(d, error, p, false);
+	json_object_put(p);
+	return r;
+}
+
+static int on_connection_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+	struct connection *conn = userdata;
+
+	(void)s;
+	(void)usec;
+	log_debug("Dropping control client pid %d: %s", (int)conn->cred.pid,
+		  conn->out_len > conn->out_sent ? "it does not read its replies" :
+		  conn->in_len > 0 ? "its message never ended" : "idle");
+	connection_free(conn);
+	return 0;
+}
+
+/* The connection that did nothing for the longest: the one to give up when
+ * all slots are taken, so that idle clients cannot lock everybody out. */
+static struct connection *least_recently_active(const struct control *c) {
+	struct connection *lru = NULL;
+
+	for (struct connection *conn = c->connections; conn; conn = conn->next)
+		if (!lru || conn->last_active < lru->last_active)
+			lru = conn;
+	return lru;
 }
 
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -287,9 +473,12 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		return 0;
 	}
 	if (c->n_connections >= CONTROL_CONNECTIONS_MAX) {
-		log_warning("Too many control clients (%d), turning one away", CONTROL_CONNECTIONS_MAX);
-		close(cfd);
-		return 0;
+		struct connection *lru = least_recently_active(c);
+
+		/* Debug only: a flood of connections must not flood the log too. */
+		log_debug("Too many control clients (%d): dropping pid %d, idle the longest",
+			  CONTROL_CONNECTIONS_MAX, (int)lru->cred.pid);
+		connection_free(lru);
 	}
 	conn = calloc(1, sizeof(*conn));
 	if (!conn) {
@@ -306,8 +495,16 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		free(conn);
 		return 0;
 	}
+	conn->last_active = now_usec(c);
 	r = sd_event_add_io(c->event, &conn->io, cfd, EPOLLIN, on_connection_io, conn);
+	if (r >= 0)
+		/* 100 ms of slack lets the loop batch wake-ups of many connections. */
+		r = sd_event_add_time(c->event, &conn->timer, CLOCK_MONOTONIC,
+				      conn->last_active + CONTROL_IDLE_USEC, 100 * 1000,
+				      on_connection_timeout, conn);
 	if (r < 0) {
+		log_warning_errno(r, "Failed to watch a control client: %m");
+		sd_event_source_disable_unref(conn->io);
 		close(cfd);
 		free(conn);
 		return 0;

@@ -16,10 +16,14 @@ struct control_call {
 	pid_t pid;
 	const char *method;
 	json_object *parameters;     /* never NULL: {} when the call had none */
+	bool more;                   /* the client takes several replies ("more": true) */
+	bool oneway;                 /* the client wants no reply */
 	/* Set by the handler: reply parameters, or an error (name and parameters). */
 	json_object *reply;
 	const char *error;
 	json_object *error_parameters;
+	bool deferred;               /* set by control_call_defer(): the reply comes later */
+	void *connection;            /* control.c's own: the connection the call came on */
 };
 
 struct control_method {
@@ -30,6 +34,38 @@ struct control_method {
 
 /* Sets call->error to name with parameters {"message": ...}. */
 void control_call_fail(struct control_call *call, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A call answered later, from the event loop: a method that waits for a
+ * worker process, or streams progress ("more": true, several replies with
+ * "continues": true, then a last one without). Varlink answers a
+ * connection's calls in order, so further calls from the same client wait
+ * until the deferred one has its last reply. */
+struct control_deferred;
+
+/* Called when the client of a deferred call goes away (or the server shuts
+ * down) before its last reply: stop the work. The handle is freed right
+ * after it returns. */
+typedef void (*control_gone_fn)(void *userdata);
+
+/* Keeps call open after its handler returns; the handler sets no reply.
+ * Returns the handle, or NULL when out of memory (the handler then fails the
+ * call as usual). */
+struct control_deferred *control_call_defer(struct control_call *call, control_gone_fn gone, void *userdata);
+
+/* Whether the client asked for several replies. */
+bool control_deferred_more(const struct control_deferred *d);
+
+/* Sends parameters (a reference is taken; NULL: {}). continues: more
+ * replies follow; only for a client that asked for more, and dropped while
+ * earlier ones still wait to be read (a slow reader misses progress, never
+ * the result). Without continues the call is over and d is freed. Returns 0
+ * or -errno; on an error the client is dropped from the event loop, and gone
+ * is called then unless this was the last reply. */
+int control_reply(struct control_deferred *d, json_object *parameters, bool continues);
+
+/* The last reply as an error with {"message": ...}; frees d. */
+int control_fail(struct control_deferred *d, const char *error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 struct control;

@@ -1,6 +1,7 @@
 #include "manager.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
 #include "actuator.h"
@@ -17,6 +19,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "placer.h"
+#include "probe.h"
+#include "prober.h"
 #include "procfs.h"
 #include "watcher.h"
 
@@ -438,6 +442,16 @@ static void decide_with_rule(struct manager *m, const struct procfs_stat *st, st
 	if (r < 0)
 		allowed = m->online;
 	r = rule_target(m, st->pid, rule, &allowed, &target, &sets, &n_sets, &ccx);
+	if (r == -EOPNOTSUPP) {
+		/* policy = pair or auto: the automatic policy seats it with
+		 * whom it talks to, which needs it out of the rules' table. */
+		if (p) {
+			if (ours)
+				restore(m, p);
+			drop(m, st->pid);
+		}
+		return;
+	}
 
 	p = get_or_add(m, st);
 	if (!p) {
@@ -447,12 +461,7 @@ static void decide_with_rule(struct manager *m, const struct procfs_stat *st, st
 	proc_set_rule(p, rule->name);
 	p->inherited_from = 0;
 	if (r < 0) {
-		if (!leave_alone(m, p, ours))
-			return;
-		if (r == -EOPNOTSUPP)
-			set_reason(p, "rule %s: policy = %s is not decided per process", rule->name,
-				   rule_policy_to_string(rule->policy));
-		else
+		if (leave_alone(m, p, ours))
 			set_reason(p, "rule %s: no usable CCX among those it names", rule->name);
 		return;
 	}
@@ -778,10 +787,21 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 	sweep(m);
 	if (m->autoplace && m->config->mode != CONFIG_MODE_OFF) {
 		struct autoplace_options options = {
-			.min_rate = GROUPS_DEFAULT_MIN_RATE,
-			.min_gain = VALIDATOR_DEFAULT_MIN_GAIN,
-			.window = 3,
+			.min_rate = m->config->min_rate,
+			.min_gain = m->config->min_gain,
+			.window = m->config->window,
+			.seatings = m->config->seatings,
+			.n_seatings = m->config->n_seatings,
 		};
+		struct autoplace_probe probe;
+		/* Measured costs rank the seatings where there are figures. */
+		if (m->prober && prober_results(m->prober) &&
+		    autoplace_probe_rank(prober_results(m->prober), m->config->seatings, m->config->n_seatings,
+					 &probe) >= 0) {
+			options.seatings = probe.order;
+			options.n_seatings = probe.n_order;
+			options.probe = &probe;
+		}
 		r = autoplace_cycle(m->autoplace, m->topology, m->config->mode, &options, placed_by_rule, m, usec);
 		if (r < 0)
 			log_warning_errno(r, "Sampling failed, trying again next interval: %m");
@@ -876,6 +896,9 @@ int manager_reload(struct manager *m, char ***errors) {
 	m->config = c;
 	topology_free(m->topology);
 	m->topology = t;
+	/* The prober holds the topology: it must hear of the new one at once. */
+	if (m->prober)
+		prober_update(m->prober, m->topology, &m->online, c->state_dir, c->calibrate);
 
 	/* Processes whose rule is gone get their original back; the rest are
 	 * decided again under the new rules. */
@@ -1082,6 +1105,15 @@ int manager_start(struct manager *m) {
 	r = autoplace_new(m->root, &m->autoplace);
 	if (r < 0)
 		log_warning_errno(r, "No automatic placement: %m");
+	else {
+		char path[PATH_MAX];
+		/* What won before is tried first; a state_dir we cannot make only
+		 * means it is not remembered across restarts. */
+		if (mkdir(m->config->state_dir, 0755) < 0 && errno != EEXIST)
+			log_warning_errno(-errno, "Failed to create %s: %m", m->config->state_dir);
+		snprintf(path, sizeof(path), "%s/placements.json", m->config->state_dir);
+		autoplace_set_memory(m->autoplace, path);
+	}
 
 	/* Watching even in mode = off: a reload may turn it on. */
 	r = watcher_new(m->event, &watcher_ops, m, &m->watcher);
@@ -1101,6 +1133,12 @@ int manager_start(struct manager *m) {
 		 m->socket_activated ? " (socket-activated)" : "");
 	sd_notify(0, "READY=1");
 	notify_status(m);
+	/* After READY=1: a calibration runs in a worker, and nothing waits for it. */
+	r = prober_new(m->event, &m->prober);
+	if (r >= 0)
+		r = prober_update(m->prober, m->topology, &m->online, m->config->state_dir, m->config->calibrate);
+	if (r < 0)
+		log_warning_errno(r, "No probe figures: %m");
 	return 0;
 }
 
@@ -1128,6 +1166,7 @@ void manager_free(struct manager *m) {
 	watcher_free(m->watcher);
 	autoplace_free(m->autoplace);
 	control_free(m->control);
+	prober_free(m->prober);
 	if (m->socket_path) {
 		unlink(m->socket_path);
 		free(m->socket_path);

@@ -15,6 +15,7 @@
 struct watcher;
 struct control;
 struct autoplace;
+struct prober;
 struct control_method;
 
 struct manager_stats {
@@ -36,6 +37,7 @@ struct manager {
 	struct watcher *watcher;
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
+	struct prober *prober;     /* the probe figures and workers; NULL when it could not start */
 	bool socket_activated;
 	char *socket_path;         /* the socket file we created, removed at exit */
 	cpu_set_t online;          /* the kernel's online CPUs */

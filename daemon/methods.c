@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "autoplace.h"
 #include "control.h"
@@ -12,6 +13,8 @@
 #include "manager.h"
 #include "metrics.h"
 #include "placer.h"
+#include "probe.h"
+#include "prober.h"
 #include "protocol.h"
 #include "watcher.h"
 
@@ -71,10 +74,48 @@ static json_object *evidence_json(const struct validator_evidence *e) {
 	return o;
 }
 
+static json_object *figure_json(const struct autoplace_probe_figure *f) {
+	json_object *o;
+
+	if (!f->measured)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "relation", json_object_new_string(probe_relation_name(f->relation)));
+	json_object_object_add(o, "pipe_gib_s", json_object_new_double(f->gib_s));
+	json_object_object_add(o, "pipe_gib_s_min", json_object_new_double(f->min));
+	json_object_object_add(o, "pipe_gib_s_max", json_object_new_double(f->max));
+	return o;
+}
+
+/* The probe figures a decision used: the seatings' order, each one's
+ * measured figure, the "apart" it was compared with, and the verdict. */
+static json_object *probe_evidence_json(const struct autoplace_probe *p) {
+	json_object *o = json_object_new_object(), *order = json_object_new_array(),
+		    *figures = json_object_new_object();
+
+	for (size_t i = 0; i < p->n_order; i++)
+		json_object_array_add(order, json_object_new_string(seating_to_string(p->order[i])));
+	for (int s = 0; s < _SEATING_MAX; s++)
+		if (p->seating[s].measured)
+			json_object_object_add(figures, seating_to_string(s), figure_json(&p->seating[s]));
+	json_object_object_add(o, "date", json_object_new_string(p->date));
+	json_object_object_add(o, "order", order);
+	json_object_object_add(o, "seatings", figures);
+	json_object_object_add(o, "apart", figure_json(&p->apart));
+	json_object_object_add(o, "gain", json_object_new_boolean(!p->no_gain));
+	json_object_object_add(o, "note", json_object_new_string(p->note));
+	return o;
+}
+
 static json_object *group_json(const struct autoplace_group *g, const struct sampler_result *sample) {
 	json_object *o = json_object_new_object(), *pids = json_object_new_array(),
 		    *channels = json_object_new_array(), *trials = json_object_new_array();
 	const struct autoplace_trial *last = g->n_trials ? &g->trials[g->n_trials - 1] : NULL;
+
+	/* A kept group's evidence is that of the seating it kept. */
+	for (size_t k = 0; g->state == AUTOPLACE_KEPT && k < g->n_trials; k++)
+		if (g->trials[k].beat && g->trials[k].seating == g->seating)
+			last = &g->trials[k];
 	bool placed = g->state == AUTOPLACE_VALIDATING || g->state == AUTOPLACE_KEPT || g->state == AUTOPLACE_DRY_RUN;
 
 	for (size_t k = 0; k < g->group.n_pids; k++)
@@ -84,7 +125,7 @@ static json_object *group_json(const struct autoplace_group *g, const struct sam
 	for (size_t k = 0; k < g->n_trials; k++) {
 		json_object *t = evidence_json(&g->trials[k].evidence);
 		json_object_object_add(t, "seating", json_object_new_string(seating_to_string(g->trials[k].seating)));
-		json_object_object_add(t, "kept", json_object_new_boolean(g->trials[k].kept));
+		json_object_object_add(t, "beat", json_object_new_boolean(g->trials[k].beat));
 		json_object_array_add(trials, t);
 	}
 	json_object_object_add(o, "id", json_object_new_int(g->id));
@@ -101,6 +142,7 @@ static json_object *group_json(const struct autoplace_group *g, const struct sam
 	json_object_object_add(o, "rate_after", last ? json_object_new_double(last->evidence.after) : NULL);
 	json_object_object_add(o, "gain", last ? json_object_new_double(last->evidence.gain) : NULL);
 	json_object_object_add(o, "trials", trials);
+	json_object_object_add(o, "probe", g->probe_used ? probe_evidence_json(&g->probe) : NULL);
 	json_object_object_add(o, "channels", channels);
 	return o;
 }
@@ -128,6 +170,13 @@ static json_object *sampling_json(const struct autoplace *a) {
 	json_object_object_add(o, "kept", u64(st.kept));
 	json_object_object_add(o, "reverted", u64(st.reverted));
 	return o;
+}
+
+static uint64_t now_realtime_usec(void) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static void get_status(void *userdata, struct control_call *call) {
@@ -164,6 +213,16 @@ static void get_status(void *userdata, struct control_call *call) {
 		json_object_array_add(procs, proc_json(m, list[i]));
 	free(list);
 	json_object_object_add(o, "processes", procs);
+	if (m->prober) {
+		json_object *probe = prober_status_json(m->prober, now_realtime_usec());
+		struct autoplace_probe ranked;
+		/* What the figures decide now, as the next cycle will use them. */
+		if (prober_results(m->prober) &&
+		    autoplace_probe_rank(prober_results(m->prober), m->config->seatings, m->config->n_seatings,
+					 &ranked) >= 0)
+			json_object_object_add(probe, "decision", probe_evidence_json(&ranked));
+		json_object_object_add(o, "probe", probe);
+	}
 	if (m->autoplace) {
 		json_object_object_add(o, "sampling", sampling_json(m->autoplace));
 		json_object_object_add(o, "groups", groups_json(m->autoplace));
@@ -343,6 +402,54 @@ static void reload(void *userdata, struct control_call *call) {
 	json_object_object_add(call->reply, "rules", json_object_new_int((int)m->config->n_rules));
 }
 
+/* A boolean parameter, false when absent. */
+static bool bool_parameter(struct control_call *call, const char *name, bool *ret) {
+	json_object *v;
+
+	*ret = false;
+	if (!json_object_object_get_ex(call->parameters, name, &v))
+		return true;
+	if (!json_object_is_type(v, json_type_boolean)) {
+		call->error = VARLINK_ERROR_INVALID_PARAMETER;
+		call->error_parameters = json_object_new_object();
+		json_object_object_add(call->error_parameters, "parameter", json_object_new_string(name));
+		return false;
+	}
+	*ret = json_object_get_boolean(v);
+	return true;
+}
+
+/* Runs in a worker; the call is answered when it ends, with progress on the
+ * way for a client that asked for more. */
+static void probe(void *userdata, struct control_call *call) {
+	struct manager *m = userdata;
+	struct probe_options o;
+	bool quick, matrix;
+	long long threads = 4;
+	int r;
+
+	if (!bool_parameter(call, "quick", &quick) || !bool_parameter(call, "matrix", &matrix))
+		return;
+	if (json_object_object_get_ex(call->parameters, "threads", NULL) &&
+	    !int_parameter(call, "threads", 1, CPU_SETSIZE, &threads))
+		return;
+	if (!m->prober) {
+		control_call_fail(call, CCXD_ERROR_PROBE_FAILED, "the probe could not start with ccxd");
+		return;
+	}
+	probe_options_init(&o, quick ? PROBE_QUICK : PROBE_FULL);
+	o.matrix = matrix;
+	o.threads = (unsigned)threads;
+	r = prober_run(m->prober, &o, call);
+	if (r == -EBUSY)
+		control_call_fail(call, CCXD_ERROR_PROBE_RUNNING, "a probe is running already (see ccxctl status)");
+	else if (r == -ENXIO)
+		control_call_fail(call, CCXD_ERROR_PROBE_FAILED, "topology %s has CPUs this machine lacks: nothing to measure",
+				  m->topology->source);
+	else if (r < 0)
+		control_call_fail(call, CCXD_ERROR_PROBE_FAILED, "the probe could not start: %s", strerror(-r));
+}
+
 static const struct control_method methods[] = {
 	{ VARLINK_METHOD_GET_INFO,  false, get_info },
 	{ CCXD_METHOD_GET_STATUS,   false, get_status },
@@ -353,6 +460,8 @@ static const struct control_method methods[] = {
 	{ CCXD_METHOD_PIN,          true,  pin },
 	{ CCXD_METHOD_UNPIN,        true,  unpin },
 	{ CCXD_METHOD_RELOAD,       true,  reload },
+	/* Loads the machine for seconds. */
+	{ CCXD_METHOD_PROBE,        true,  probe },
 };
 const struct control_method *const manager_methods = methods;
 const size_t manager_n_methods = sizeof(methods) / sizeof(methods[0]);

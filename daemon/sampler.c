@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -42,6 +43,7 @@ struct sampler {
 	size_t n_seen;
 	struct tcp_seen *tcp;
 	size_t n_tcp;
+	uint64_t tcp_usec;         /* when those were dumped */
 	uint64_t last_usec;
 	bool have_baseline;
 	struct sockdiag *diag;     /* NULL: sockets are not sampled */
@@ -156,6 +158,13 @@ struct scan {
 	size_t allocated_procs;
 };
 
+static uint64_t monotonic_usec(void) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 /* Used CPU since the previous sample. CPU time comes in clock ticks (10 ms):
  * a light stream, say 64 MiB/s through a pipe, costs its writer a tick or
  * two a second, so one quiet window does not end a process's activity. */
@@ -167,7 +176,7 @@ static bool is_active(const struct sampler *s, const struct seen *before, const 
 	return now->ticks > before->ticks || before->active;
 }
 
-static int scan_processes(struct sampler *s, uint64_t now_usec, double window_s, struct sampler_result *res,
+static int scan_processes(struct sampler *s, double window_s, struct sampler_result *res,
 			  struct scan *sc) {
 	pid_t *pids;
 	size_t n, k = 0;
@@ -175,7 +184,8 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, double window_s,
 
 	if (r < 0)
 		return r;
-	qsort(pids, n, sizeof(*pids), compare_pid);
+	if (n > 1)   /* pids is NULL for an empty /proc (a test's fixture) */
+		qsort(pids, n, sizeof(*pids), compare_pid);
 	for (size_t i = 0; i < n; i++) {
 		struct procfs_stat st;
 		struct seen now, *before = NULL;
@@ -244,14 +254,19 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, double window_s,
 			memcpy(p->comm, st.comm, sizeof(p->comm));
 			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
 			if (procfs_read_io(s->root, pids[i], &io) >= 0) {
-				if (now.have_io && now_usec > now.io_usec) {
-					double span = (double)(now_usec - now.io_usec) / 1e6;
+				/* The clock at this very read: a rate over the time the
+				 * timer meant to pass would be off by however late this
+				 * cycle ran, which depends on how busy the CPUs are, and
+				 * so on the very placement being measured. */
+				uint64_t read_usec = monotonic_usec();
+				if (now.have_io && read_usec > now.io_usec) {
+					double span = (double)(read_usec - now.io_usec) / 1e6;
 					p->read_bps = (double)(io.rchar - now.io.rchar) / span;
 					p->write_bps = (double)(io.wchar - now.io.wchar) / span;
 				}
 				now.have_io = true;
 				now.io = io;
-				now.io_usec = now_usec;
+				now.io_usec = read_usec;
 			}
 		}
 		struct seen *grown = grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
@@ -296,7 +311,9 @@ static int collect_endpoints(struct sampler *s, const struct sampler_result *res
 	}
 	/* One entry per (kind, inode, process): a process holding the same end
 	 * twice (dup2, or stdout and stderr) holds it once. */
-	qsort(eps, n, sizeof(*eps), compare_endpoint);
+	/* eps is NULL when no process holds a pipe or socket: qsort() must not see it. */
+	if (n > 1)
+		qsort(eps, n, sizeof(*eps), compare_endpoint);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (k > 0 && eps[k - 1].kind == eps[i].kind && eps[k - 1].inode == eps[i].inode &&
@@ -420,11 +437,13 @@ static uint64_t tcp_bytes_before(const struct sampler *s, uint64_t inode, bool *
 
 /* Loopback TCP: the two sockets of a connection have each other's ports.
  * tcp_info counts the bytes for real, both ways. */
-static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n, double window_s,
-			struct sampler_result *res, size_t *allocated) {
+static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n, struct sampler_result *res,
+			size_t *allocated) {
 	struct sockdiag_tcp *socks;
 	struct tcp_seen *now;
 	size_t n_socks;
+	uint64_t dump_usec;
+	double span;
 	int r;
 
 	if (!s->diag)
@@ -432,6 +451,10 @@ static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n,
 	r = sockdiag_tcp_loopback(s->diag, &socks, &n_socks);
 	if (r < 0)
 		return log_debug_errno(r, "Failed to dump TCP sockets, ignoring: %m"), 0;
+	/* Over the time between the two dumps, for the reason scan_processes() gives. */
+	dump_usec = monotonic_usec();
+	span = s->tcp_usec && dump_usec > s->tcp_usec ? (double)(dump_usec - s->tcp_usec) / 1e6 : 1.0;
+	s->tcp_usec = dump_usec;
 	now = calloc(n_socks ? n_socks : 1, sizeof(*now));
 	if (!now) {
 		free(socks);
@@ -470,10 +493,11 @@ static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n,
 		/* Each byte is acked at one end and received at the other: half of
 		 * the sum of both ends is what crossed, both ways together. */
 		if (found_i && found_j)
-			c->bytes_per_s = (double)(now[i].bytes - before_i + now[j].bytes - before_j) / 2.0 / window_s;
+			c->bytes_per_s = (double)(now[i].bytes - before_i + now[j].bytes - before_j) / 2.0 / span;
 	}
 	free(socks);
-	qsort(now, n_socks, sizeof(*now), compare_tcp_inode);
+	if (n_socks > 1)   /* now may be NULL without loopback TCP sockets */
+		qsort(now, n_socks, sizeof(*now), compare_tcp_inode);
 	free(s->tcp);
 	s->tcp = now;
 	s->n_tcp = n_socks;
@@ -528,7 +552,7 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 	res->window_usec = s->have_baseline && now_usec > s->last_usec ? now_usec - s->last_usec : 0;
 	window_s = res->window_usec ? (double)res->window_usec / 1e6 : 1.0;
 
-	r = scan_processes(s, now_usec, window_s, res, &sc);
+	r = scan_processes(s, window_s, res, &sc);
 	if (r >= 0)
 		r = collect_endpoints(s, res, &eps, &n_eps);
 	if (r >= 0)
@@ -536,7 +560,7 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 	if (r >= 0)
 		r = unix_channels(s, eps, n_eps, res, &allocated);
 	if (r >= 0)
-		r = tcp_channels(s, eps, n_eps, window_s, res, &allocated);
+		r = tcp_channels(s, eps, n_eps, res, &allocated);
 	free(eps);
 	if (r < 0) {
 		close_seen(sc.seen, sc.n_seen);

@@ -46,7 +46,11 @@ enum validator_verdict validator_judge(const double *before, size_t n_before, co
 	}
 	if (e)
 		*e = ev;
-	if (n_before == 0 || n_after == 0 || ev.before <= 0)
+	if (n_before == 0 || n_after == 0 || ev.before <= 0 || ev.gain <= min_gain)
 		return VALIDATOR_REVERT;
-	return ev.gain > min_gain && ev.gain > ev.noise ? VALIDATOR_KEEP : VALIDATOR_REVERT;
+	for (size_t i = 0; i < n_after; i++)
+		for (size_t k = 0; k < n_before; k++)
+			if (after[i] <= before[k])
+				return VALIDATOR_REVERT;
+	return VALIDATOR_KEEP;
 }

@@ -101,6 +101,7 @@ static void dispatch(struct watcher *w, const struct cn_msg *cn, const struct pr
 
 static void handle_message(struct watcher *w, const struct nlmsghdr *h) {
 	const struct cn_msg *cn;
+	struct proc_event ev;
 	int len = nlmsg_datalen(h);
 
 	/* Connector messages arrive as NLMSG_DONE. */
@@ -111,7 +112,11 @@ static void handle_message(struct watcher *w, const struct nlmsghdr *h) {
 	    cn->len > (unsigned)len - sizeof(struct cn_msg) ||
 	    cn->len < offsetof(struct proc_event, event_data) + sizeof(((struct proc_event *)0)->event_data.exit))
 		return;
-	dispatch(w, cn, (const struct proc_event *)cn->data);
+	/* The event starts 36 bytes into the message (nlmsghdr, cn_msg): not
+	 * where its 64-bit timestamp may be read in place. A copy is. */
+	memset(&ev, 0, sizeof(ev));
+	memcpy(&ev, cn->data, cn->len < sizeof(ev) ? cn->len : sizeof(ev));
+	dispatch(w, cn, &ev);
 }
 
 /* One recvmmsg takes every queued event: a burst costs one system call, and

@@ -3,8 +3,9 @@
  * the CPU x CPU latency matrix.
  *
  * Everything printed is rendered from the probe's JSON, whether the probe
- * ran here (--local), was saved earlier (--input) or, later, comes from
- * ccxd: one renderer, whatever the source. */
+ * ran in ccxd (the default: a worker of the daemon, progress streamed over
+ * Varlink), here (--local) or was saved earlier (--input): one renderer,
+ * whatever the source. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -18,6 +19,7 @@
 #include "ccxctl.h"
 #include "cpulist.h"
 #include "probe.h"
+#include "protocol.h"
 #include "topology.h"
 
 struct cmd_probe_args {
@@ -27,12 +29,14 @@ struct cmd_probe_args {
 };
 
 static void cmd_probe_usage(FILE *f) {
-	fprintf(f, "Usage: ccxctl probe --local [--quick] [--matrix] [--svg FILE] [--json] [--topology SPEC] [--threads N]\n"
+	fprintf(f, "Usage: ccxctl probe [--quick] [--matrix] [--svg FILE] [--json] [--threads N]\n"
+		   "       ccxctl probe --local [--quick] [--matrix] [--svg FILE] [--json] [--topology SPEC] [--threads N]\n"
 		   "       ccxctl probe --plan [--topology SPEC] [--threads N] [--json]\n"
 		   "       ccxctl probe --input FILE [--svg FILE] [--json]\n\n"
 		   "Measures pipe throughput and cache-line latency between CPU pairs of each relation\n"
 		   "(same CPU, SMT siblings, same CCX, other CCX, other NUMA node, other package) and a\n"
 		   "multi-threaded lossless codec under CPU masks derived from the topology.\n\n"
+		   "Without --local, ccxd runs it in a worker process (root only) and ccxctl shows its progress.\n\n"
 		   "  -l, --local          run the probe here, in ccxctl, without ccxd\n"
 		   "  -p, --plan           print the CPU pairs and codec masks, measure nothing\n"
 		   "  -q, --quick          relations only, few repeats (a calibration of a second or two)\n"
@@ -711,6 +715,65 @@ static int cmd_probe_local(const struct cmd_probe_args *a) {
 	return r;
 }
 
+/* Longest wait for any one reply of ccxd: a codec step of the full probe
+ * takes seconds; a daemon that says nothing for this long is stuck. */
+#define CMD_PROBE_REPLY_TIMEOUT_MS (120 * 1000)
+
+static int cmd_probe_on_progress(json_object *params, void *userdata) {
+	json_object *p = jget(params, "progress");
+	double done = 0, total = 0;
+	struct probe_progress pr;
+
+	if (!p)
+		return 0;
+	jnum(p, "done", &done);
+	jnum(p, "total", &total);
+	pr = (struct probe_progress){ .phase = jstr(p, "phase") ? jstr(p, "phase") : "?",
+				      .step = jstr(p, "step") ? jstr(p, "step") : "",
+				      .done = (unsigned)done, .total = (unsigned)total };
+	return cmd_probe_show_progress(&pr, userdata);
+}
+
+static int cmd_probe_daemon(const struct options *opts, const struct cmd_probe_args *a) {
+	struct progress_view view = { .tty = isatty(STDERR_FILENO) };
+	json_object *params = json_object_new_object(), *reply = NULL, *results;
+	char *error = NULL;
+	struct winsize ws;
+	int r;
+
+	if (view.tty && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0)
+		view.columns = ws.ws_col;
+	json_object_object_add(params, "quick", json_object_new_boolean(a->quick));
+	json_object_object_add(params, "matrix", json_object_new_boolean(a->matrix));
+	json_object_object_add(params, "threads", json_object_new_int((int)a->threads));
+	r = protocol_call_more(opts->socket, CCXD_METHOD_PROBE, params, CMD_PROBE_REPLY_TIMEOUT_MS,
+			       cmd_probe_on_progress, &view, &reply, &error);
+	json_object_put(params);
+	if (view.tty)
+		fprintf(stderr, "\r\033[K");
+	if (r == -ENOENT || r == -ECONNREFUSED) {
+		fprintf(stderr, "ccxctl probe: ccxd is not running (no answer on %s); --local runs the probe here\n",
+			opts->socket);
+		return 1;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ccxctl probe: talking to ccxd on %s failed: %s\n", opts->socket, strerror(-r));
+		return 1;
+	}
+	if (error) {
+		fprintf(stderr, "ccxctl probe: %s (%s)\n", jstr(reply, "message") ? jstr(reply, "message") : error, error);
+		free(error);
+		json_object_put(reply);
+		return 1;
+	}
+	results = jget(reply, "results");
+	r = results ? cmd_probe_output(a, results) : 1;
+	if (!results)
+		fprintf(stderr, "ccxctl probe: ccxd answered without results\n");
+	json_object_put(reply);
+	return r;
+}
+
 int cmd_probe(const struct options *o, int argc, char **argv) {
 	struct cmd_probe_args a = { .json = o->json, .topology = o->topology, .threads = 4 };
 	int r = cmd_probe_parse_args(argc, argv, &a);
@@ -724,9 +787,12 @@ int cmd_probe(const struct options *o, int argc, char **argv) {
 	if (a.input)
 		return cmd_probe_input(&a);
 	if (!a.local) {
-		fprintf(stderr, "ccxctl probe: running the probe through ccxd is not available yet; "
-				"run it in ccxctl with --local\n");
-		return 1;
+		/* ccxd measures its own topology: another one is for --plan and --local. */
+		if (a.topology) {
+			fprintf(stderr, "ccxctl probe: --topology needs --local or --plan (ccxd probes its own)\n");
+			return 2;
+		}
+		return cmd_probe_daemon(o, &a);
 	}
 	return cmd_probe_local(&a);
 }

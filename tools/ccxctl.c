@@ -192,6 +192,29 @@ static void print_group_table(json_object *groups) {
 	table_print_free(&t);
 }
 
+/* The probe figures the automatic policy uses, how old they are, and what
+ * they decide; or what the probe is doing. */
+static void print_probe_line(json_object *status) {
+	json_object *p, *f, *d;
+	const char *state;
+
+	if (!json_object_object_get_ex(status, "probe", &p))
+		return;
+	state = str(p, "state");
+	if (state && strcmp(state, "idle") != 0)
+		printf("probe:    %s, step %s of %s (worker %s)\n", state, str(p, "done"), str(p, "total"),
+		       str(p, "worker_pid"));
+	if (!json_object_object_get_ex(p, "figures", &f) || json_object_is_type(f, json_type_null)) {
+		printf("probe:    no figures%s%s; seatings in topology order\n", str(p, "note") ? ": " : "",
+		       str(p, "note") ? str(p, "note") : "");
+		return;
+	}
+	printf("probe:    figures from the %s of %s (%s s old, fingerprint %s)\n", str(f, "source"), str(f, "date"),
+	       str(f, "age_s"), str(f, "fingerprint"));
+	if (json_object_object_get_ex(p, "decision", &d))
+		printf("          %s\n", str(d, "note"));
+}
+
 static int cmd_status(const struct options *o, int argc, char **argv) {
 	json_object *r = call(o, CCXD_METHOD_GET_STATUS, NULL), *w, *c, *procs, *groups;
 
@@ -212,8 +235,10 @@ static int cmd_status(const struct options *o, int argc, char **argv) {
 	printf("events:   %s%s%s; %s handled, %s lost, %s rescans\n", str(w, "source"),
 	       str(w, "note") ? ": " : "", str(w, "note") ? str(w, "note") : "",
 	       str(c, "events"), str(c, "lost_events"), str(c, "rescans"));
-	printf("pins:     %s set, %s restored, %s failed\n\n", str(c, "pins"), str(c, "restores"),
+	printf("pins:     %s set, %s restored, %s failed\n", str(c, "pins"), str(c, "restores"),
 	       str(c, "pin_failures"));
+	print_probe_line(r);
+	printf("\n");
 	if (json_object_array_length(procs) == 0)
 		printf("No processes placed by rules.\n");
 	else

@@ -27,6 +27,12 @@ cleanup() {
 	[ -n "$CCXD_PID" ] && kill -9 "$CCXD_PID" 2>/dev/null
 	wait 2>/dev/null
 	eval "$ON_EXIT"
+	# A sanitizer build's ccxd reports to its stderr (UBSan ignores
+	# log_path): any report fails the script, even one at shutdown.
+	if grep -Eq 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$LOG" 2>/dev/null; then
+		echo "not ok - ccxd's log holds a sanitizer report"
+		grep -E -A 12 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$LOG" | head -n 60 | sed 's/^/# /'
+	fi
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -76,8 +82,15 @@ wait_for() {
 
 cpus_are() { [ "$(cpus_of "$1")" = "$2" ]; }
 
+# write_conf: the config from standard input; its [daemon] section gets a
+# state_dir of the test's own unless it names one.
 write_conf() {
 	cat > "$CONF"
+	grep -q '^state_dir' "$CONF" || sed -i "0,/^\[daemon\]/s||[daemon]\nstate_dir = $WORK/state|" "$CONF"
+	# No calibration unless the test asks (calibrate = yes): the probe loads
+	# both CPUs for a moment, and its figures would steer the automatic
+	# policy of tests that are about something else.
+	grep -q '^calibrate' "$CONF" || sed -i "0,/^\[daemon\]/s||[daemon]\ncalibrate = no|" "$CONF"
 }
 
 ctl() { "$CCXCTL" --socket "$SOCK" "$@"; }

@@ -41,6 +41,9 @@ policy = ignore
 
 [program:ccxt-renamed]
 ccx = 0
+
+[program:ccxt-auto]
+policy = auto
 CONF
 
 # Affinity set by hand is left alone unless force = yes.
@@ -81,6 +84,14 @@ i_pid=$(cat "$WORK/ignored.pid")
 CHILDREN="$CHILDREN $i_pid"
 check "policy = ignore gives an inherited mask back" wait_for 2 cpus_are "$i_pid" 0-1
 check "and shows the process as ignored" field_is "$i_pid" state ignored
+
+# policy = auto leaves the process to the automatic policy, as if no rule
+# named it: not in the rules' table, not pinned.
+auto_prog=$(make_program ccxt-auto)
+spawn "$auto_prog" 60
+a_pid=$SPAWNED
+sleep 0.5
+check "policy = auto leaves a process to the automatic policy" sh -c "[ -z \"\$($CCXCTL --socket $SOCK --json status | jq -c --argjson pid $a_pid '.processes[] | select(.pid == \$pid)')\" ] && [ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$a_pid/status)\" = 0-1 ]"
 
 # A process that renames itself into a rule is pinned on the comm event.
 spawn sh -c 'sleep 0.3; printf ccxt-renamed > /proc/$$/comm; sleep 60'

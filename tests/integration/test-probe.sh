@@ -6,11 +6,11 @@ PROBE="$CCXCTL probe"
 XML_1800X=$CCXD_TOPOLOGIES/amd-ryzen7-1800x.xml
 holds() { jq -e "$@" >/dev/null; }   # holds FILTER FILE: the filter is true of the file
 
-out=$($PROBE 2>&1)
+out=$($CCXCTL --socket "$SOCK" probe --quick 2>&1)
 rc=$?
-check "without --local: exit status 1" [ "$rc" -eq 1 ]
-check "without --local: one line saying the daemon cannot run it yet" \
-	sh -c "[ \$(printf '%s\n' '$out' | wc -l) -eq 1 ] && printf '%s' '$out' | grep -q 'not available yet'"
+check "without --local and no ccxd: exit status 1" [ "$rc" -eq 1 ]
+check "without --local and no ccxd: one line pointing to --local" \
+	sh -c "[ \$(printf '%s\n' '$out' | wc -l) -eq 1 ] && printf '%s' '$out' | grep -q 'ccxd is not running.*--local'"
 $PROBE --local --bogus >/dev/null 2>&1
 check "an unknown option is a usage error" [ $? -eq 2 ]
 

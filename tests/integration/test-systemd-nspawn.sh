@@ -23,6 +23,11 @@ MACHINE=ccxd-test-$$
 NSPAWN=
 LEADER=
 
+# The container's Debian has no sanitizer runtimes for such a build to load.
+if ldd "$CCXD" 2>/dev/null | grep -q 'libasan\|libubsan'; then
+	echo "ccxd is built with sanitizers (SANITIZE=), which the container cannot run"
+	exit 77
+fi
 for tool in systemd-nspawn debootstrap nsenter flock; do
 	command -v "$tool" >/dev/null || { echo "$tool is missing (tools/install-deps installs it)"; exit 77; }
 done

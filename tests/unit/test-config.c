@@ -97,7 +97,15 @@ static void check_defaults(const struct config *c) {
 	CHECK_INT(c->interval_usec, 1000000);
 	CHECK(c->restore_on_exit);
 	CHECK_STR(c->state_dir, "/var/lib/ccxd");
+	CHECK(c->calibrate);
 	CHECK(c->metrics_file == NULL);
+	CHECK(c->min_rate == 1048576.0);
+	CHECK(c->min_gain == 0.05);
+	CHECK_INT(c->window, 3);
+	CHECK_INT(c->n_seatings, 3);
+	CHECK_INT(c->seatings[0], SEATING_CORES);
+	CHECK_INT(c->seatings[1], SEATING_SMT);
+	CHECK_INT(c->seatings[2], SEATING_SHARED);
 	CHECK_INT(c->n_rules, 0);
 	CHECK(c->rules == NULL);
 }
@@ -124,6 +132,15 @@ static void comments_and_blank_lines_give_defaults(void) {
 
 	if (c)
 		check_defaults(c);
+	config_free(c);
+}
+
+static void calibrate_can_be_turned_off(void) {
+	struct config *c = load_ok("[daemon]\ncalibrate = no\n");
+
+	if (!c)
+		return;
+	CHECK(!c->calibrate);
 	config_free(c);
 }
 
@@ -343,7 +360,7 @@ static void accepts_bom_and_crlf(void) {
 	config_free(c);
 	/* Only at the very start: elsewhere it is text like any other. */
 	check_errors("[daemon]\n\xef\xbb\xbfmode = off\n",
-		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, metrics_file)",
+		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 }
 
@@ -488,8 +505,41 @@ static void rejects_keys_outside_sections(void) {
 
 static void rejects_unknown_daemon_key(void) {
 	check_errors("[daemon]\nsockets = /a\n",
-		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, metrics_file)",
+		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
+}
+
+static void parses_the_automatic_policy_keys(void) {
+	struct config *c = load_ok("[daemon]\nmin_rate = 4M/s\nmin_gain = 12.5%\nwindow = 5\nseatings = shared-cpu,one-per-core\n");
+
+	if (!c)
+		return;
+	CHECK(c->min_rate == 4.0 * 1048576);
+	CHECK(c->min_gain == 0.125);
+	CHECK_INT(c->window, 5);
+	CHECK_INT(c->n_seatings, 2);
+	CHECK_INT(c->seatings[0], SEATING_SHARED);
+	CHECK_INT(c->seatings[1], SEATING_CORES);
+	config_free(c);
+	c = load_ok("[daemon]\nmin_gain = 0.2\n");
+	if (c)
+		CHECK(c->min_gain == 0.2);
+	config_free(c);
+}
+
+static void rejects_bad_automatic_policy_values(void) {
+	check_errors("[daemon]\nmin_rate = fast\nmin_gain = -5%\nmin_gain = 5%%\nwindow = 9\nseatings = spread\n"
+		     "[program:x]\n[daemon]\nseatings = shared-cpu, shared-cpu\nwindow = 0\n",
+		     "2: invalid value 'fast' for min_rate (expected a rate such as 512K, 1M or 4M/s)",
+		     "3: invalid value '-5%' for min_gain (expected a gain such as 5% or 0.05, at most 1000%)",
+		     "4: duplicate key 'min_gain' (first at line 3)",
+		     "5: invalid value '9' for window (expected a number of samples, 1 to 8)",
+		     "6: invalid value 'spread' for seatings (expected one-per-core, smt-siblings, shared-cpu)",
+		     "8: duplicate [daemon] section (first at line 1)",
+		     "9: seatings lists shared-cpu twice",
+		     "10: invalid value '0' for window (expected a number of samples, 1 to 8)", NULL);
+	check_errors("[daemon]\nseatings = ,\n",
+		     "2: empty value for seatings (expected one-per-core, smt-siblings, shared-cpu)", NULL);
 }
 
 static void rejects_unknown_program_key(void) {
@@ -498,7 +548,7 @@ static void rejects_unknown_program_key(void) {
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
-		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, metrics_file)",
+		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 }
 
@@ -551,7 +601,7 @@ static void rejects_duplicate_daemon_section(void) {
 static void rejects_relative_socket(void) {
 	check_errors("[daemon]\nsocket = run/ccxd.sock\nsocket2 = x\n",
 		     "2: invalid value 'run/ccxd.sock' for socket (expected an absolute path)",
-		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, metrics_file)",
+		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 	check_errors("[daemon]\nsocket =\n", "2: invalid value '' for socket (expected an absolute path)", NULL);
 }
@@ -851,6 +901,7 @@ static void names_modes_as_the_config_spells_them(void) {
 }
 
 TEST_MAIN(
+	T(calibrate_can_be_turned_off),
 	T(default_config_has_documented_defaults),
 	T(empty_file_gives_defaults),
 	T(comments_and_blank_lines_give_defaults),
@@ -900,6 +951,8 @@ TEST_MAIN(
 	T(handles_ten_thousand_sections),
 	T(reports_unreadable_file),
 	T(bundled_config_parses_and_pins_nothing),
+	T(parses_the_automatic_policy_keys),
+	T(rejects_bad_automatic_policy_values),
 	T(parses_durations),
 	T(rejects_bad_durations),
 	T(parses_sizes),

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -18,12 +19,13 @@ static uint64_t now_usec(void) {
 }
 
 /* Children that pump bytes until killed; each closes the other end, as a
- * shell does for a pipeline. */
+ * shell does for a pipeline. They die with the test, whatever ends it. */
 static pid_t spawn_writer(int fd, int other_end) {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		static char buf[65536];
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(other_end);
 		for (;;)
 			if (write(fd, buf, sizeof(buf)) < 0 && errno != EINTR)
@@ -37,6 +39,7 @@ static pid_t spawn_reader(int fd, int other_end) {
 
 	if (pid == 0) {
 		static char buf[65536];
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(other_end);
 		for (;;)
 			if (read(fd, buf, sizeof(buf)) <= 0)
@@ -87,6 +90,7 @@ static void finds_a_pipe_and_its_rate(void) {
 	 * busy writer must not make it a partner of anyone. */
 	other = fork();
 	if (other == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
 		pause();
 		_exit(0);
@@ -170,6 +174,7 @@ static void idle_processes_are_not_active(void) {
 	bool seen = false;
 
 	if (idle == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		pause();
 		_exit(0);
 	}

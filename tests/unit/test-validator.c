@@ -48,5 +48,20 @@ static void empty_windows_revert(void) {
 	CHECK_INT(validator_judge(NULL, 0, w, 3, 0.05, NULL), VALIDATOR_REVERT);
 }
 
-TEST_MAIN(T(medians), T(a_clear_gain_is_kept), T(no_gain_is_reverted), T(a_loss_is_reverted),
+static void a_small_gain_clear_of_the_noise_is_kept(void) {
+	/* 10 % better, every sample after above every sample before */
+	double before[] = { 100, 98, 102 }, after[] = { 110, 109, 112 };
+
+	CHECK_INT(validator_judge(before, 3, after, 3, 0.05, NULL), VALIDATOR_KEEP);
+	/* but not below min_gain */
+	CHECK_INT(validator_judge(before, 3, after, 3, 0.15, NULL), VALIDATOR_REVERT);
+}
+
+static void one_overlapping_sample_reverts(void) {
+	double before[] = { 100, 98, 111 }, after[] = { 120, 110, 125 };
+
+	CHECK_INT(validator_judge(before, 3, after, 3, 0.05, NULL), VALIDATOR_REVERT);
+}
+
+TEST_MAIN(T(medians), T(a_small_gain_clear_of_the_noise_is_kept), T(one_overlapping_sample_reverts), T(a_clear_gain_is_kept), T(no_gain_is_reverted), T(a_loss_is_reverted),
 	  T(a_gain_inside_the_noise_is_reverted), T(empty_windows_revert))

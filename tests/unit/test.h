@@ -9,6 +9,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Built with AddressSanitizer (gcc says so with a macro, clang with a feature test)? */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_LEAK_CHECK 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_LEAK_CHECK 1
+#endif
+#endif
+#ifdef TEST_LEAK_CHECK
+#include <sanitizer/lsan_interface.h>
+#endif
+
 struct test {
 	const char *name;
 	void (*fn)(void);
@@ -43,6 +55,19 @@ static int test_failed;
 /* Skip the current test (prints the reason) */
 #define SKIP_TEST(why) do { printf("# SKIP %s\n", why); fflush(stdout); _exit(77); } while (0)
 
+/* Ends a test's child. _exit() skips LeakSanitizer's check at exit, so it is
+ * run here: a test that leaks fails, with the report. */
+static inline void test_exit(int status) {
+#ifdef TEST_LEAK_CHECK
+	if (__lsan_do_recoverable_leak_check()) {
+		printf("# memory leaked (LeakSanitizer report above or in its log_path)\n");
+		status = 1;
+	}
+#endif
+	fflush(stdout);
+	_exit(status);
+}
+
 static inline int test_run_all(const struct test *tests, size_t n) {
 	int failures = 0;
 
@@ -56,7 +81,7 @@ static inline int test_run_all(const struct test *tests, size_t n) {
 		if (pid == 0) {
 			tests[i].fn();
 			fflush(stdout);
-			_exit(test_failed ? 1 : 0);
+			test_exit(test_failed ? 1 : 0);
 		}
 		int status;
 		if (waitpid(pid, &status, 0) < 0) {

@@ -1,7 +1,11 @@
-/* ccxt-talk pipe|unix|tcp MIB_PER_S SECONDS: two processes, a writer and a
- * reader, streaming at a known rate through a pipe, a Unix socketpair or a
- * loopback TCP connection. Prints "WRITER_PID READER_PID" and runs for
- * SECONDS. For tests of what ccxd finds and how much it says flows. */
+/* ccxt-talk pipe|unix|tcp|pingpong MIB_PER_S SECONDS [BURN_US]: two
+ * processes, a writer and a reader, streaming at a known rate (0: as fast as
+ * they can) through a pipe, a Unix socketpair or a loopback TCP connection.
+ * With BURN_US, each side also burns that much CPU time per 64 KiB chunk: two
+ * busy processes, which one shared CPU slows down by half. pingpong sends
+ * 4 KiB back and forth through two pipes, as fast as it can: a pair bound by
+ * wake-up latency, which one shared CPU speeds up. Prints "WRITER_PID
+ * READER_PID" and runs for SECONDS. For tests of what ccxd finds and does. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -20,6 +24,17 @@ static double now_s(void) {
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void burn(long usec) {
+	struct timespec start, now;
+
+	if (usec <= 0)
+		return;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+	while ((now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000 < usec);
 }
 
 static int connect_pair(const char *kind, int fds[2]) {
@@ -51,23 +66,66 @@ static int connect_pair(const char *kind, int fds[2]) {
 	return fds[1] < 0 ? -1 : 0;
 }
 
+#define PING 4096
+
+static int pingpong(double seconds) {
+	static char buf[PING];
+	int there[2], back[2];
+	double start;
+	pid_t peer;
+
+	if (pipe(there) < 0 || pipe(back) < 0)
+		return 1;
+	peer = fork();
+	if (peer == 0) {
+		close(there[1]);
+		close(back[0]);
+		while (read(there[0], buf, sizeof(buf)) > 0)
+			if (write(back[1], buf, sizeof(buf)) < 0)
+				break;
+		_exit(0);
+	}
+	close(there[0]);
+	close(back[1]);
+	printf("%d %d\n", (int)getpid(), (int)peer);
+	fflush(stdout);
+	start = now_s();
+	while (now_s() - start < seconds)
+		if (write(there[1], buf, sizeof(buf)) < 0 || read(back[0], buf, sizeof(buf)) <= 0)
+			break;
+	close(there[1]);
+	waitpid(peer, NULL, 0);
+	return 0;
+}
+
 int main(int argc, char **argv) {
 	static char buf[CHUNK];
 	double rate, seconds, start, sent = 0;
+	long burn_us;
 	pid_t reader;
 	int fds[2];
 
-	if (argc != 4 || connect_pair(argv[1], fds) < 0) {
-		fprintf(stderr, "Usage: ccxt-talk pipe|unix|tcp MIB_PER_S SECONDS\n");
+	if (argc >= 4 && strcmp(argv[1], "pingpong") == 0)
+		return pingpong(atof(argv[3]));
+	if ((argc != 4 && argc != 5) || connect_pair(argv[1], fds) < 0) {
+		fprintf(stderr, "Usage: ccxt-talk pipe|unix|tcp MIB_PER_S SECONDS [BURN_US]\n");
 		return 2;
 	}
 	rate = atof(argv[2]) * 1024 * 1024;
 	seconds = atof(argv[3]);
+	burn_us = argc == 5 ? atol(argv[4]) : 0;
 	reader = fork();
 	if (reader == 0) {
+		size_t got = 0;
+		ssize_t n;
 		close(fds[0]);
-		while (read(fds[1], buf, sizeof(buf)) > 0)
-			;
+		while ((n = read(fds[1], buf, sizeof(buf))) > 0) {
+			got += (size_t)n;
+			if (got >= CHUNK) {
+				got -= CHUNK;
+				burn(burn_us);
+			}
+		}
 		_exit(0);
 	}
 	close(fds[1]);
@@ -76,9 +134,10 @@ int main(int argc, char **argv) {
 	start = now_s();
 	while (now_s() - start < seconds) {
 		/* Ahead of the rate: wait until the schedule catches up. */
-		double ahead = sent / rate - (now_s() - start);
+		double ahead = rate > 0 ? sent / rate - (now_s() - start) : 0;
 		if (ahead > 0)
 			usleep((useconds_t)(ahead * 1e6));
+		burn(burn_us);
 		if (write(fds[0], buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 			break;
 		sent += sizeof(buf);

@@ -1,0 +1,101 @@
+# Hostile control clients, run as nobody where it matters: each gets a
+# Varlink error or is dropped, and ccxd keeps answering everybody else
+# within a second throughout.
+. "$(dirname "$0")/lib.sh"
+SEND=$TOP/tools/helpers/ccxd-send
+HOSTILE=$TOP/tools/helpers/ccxt-hostile
+as_nobody() { runuser -u nobody -- "$@"; }
+
+write_conf <<CONF
+[daemon]
+socket = $SOCK
+topology = $TWO_CCX
+CONF
+start_ccxd
+# Only this test's root-owned directory guards the socket; nobody must reach it.
+chmod 666 "$SOCK"
+
+# answers_fast WHAT: ccxctl version, as another client, within 1 s
+answers_fast() {
+	t0=$(date +%s%N)
+	ctl version >/dev/null 2>&1
+	rc=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	check "ccxd answers others within 1 s during $1 (${ms} ms)" [ "$rc" -eq 0 -a "$ms" -lt 1000 ]
+}
+
+# is_error REPLY NAME [MESSAGE-PART]
+is_error() {
+	echo "$1" | jq -e --arg e "$2" --arg m "${3:-}" '.error == $e and (.parameters.message // "" | contains($m))' >/dev/null 2>&1
+}
+
+# ---- messages that are wrong ----
+reply=$(head -c 70000 /dev/zero | tr '\0' x | as_nobody "$SEND" "$SOCK")
+check "a message over 64 KiB without NUL: an error" is_error "$reply" org.varlink.service.InvalidParameter "too large"
+answers_fast "an oversized message"
+
+reply=$(as_nobody "$SEND" "$SOCK" '{"method":"io.ccxd.GetVersion",,}')
+check "invalid JSON: an error" is_error "$reply" org.varlink.service.InvalidParameter "not valid JSON"
+reply=$(as_nobody "$SEND" "$SOCK" '{"method":"io.ccxd.GetVersion"} trailing')
+check "trailing garbage after the object: an error" is_error "$reply" org.varlink.service.InvalidParameter "not valid JSON"
+
+deep=$(printf '%1000s' '' | tr ' ' '[')1$(printf '%1000s' '' | tr ' ' ']')
+reply=$(as_nobody "$SEND" "$SOCK" "{\"method\":\"io.ccxd.GetVersion\",\"parameters\":{\"x\":$deep}}")
+check "nesting 1000 levels deep: an error" is_error "$reply" org.varlink.service.InvalidParameter "not valid JSON"
+answers_fast "deep nesting"
+
+reply=$(as_nobody "$SEND" "$SOCK" '{"method":"io.ccxd.Explode"}')
+check "an unknown method: MethodNotFound" is_error "$reply" org.varlink.service.MethodNotFound
+reply=$(as_nobody "$SEND" "$SOCK" '{"method":"com.example.Explode","parameters":{}}')
+check "an unknown interface: InterfaceNotFound" is_error "$reply" org.varlink.service.InterfaceNotFound
+reply=$(as_nobody "$SEND" "$SOCK" '{"method":"io.ccxd.GetVersion","parameters":[1]}')
+check "parameters that are not an object: an error" is_error "$reply" org.varlink.service.InvalidParameter
+
+# ---- nobody changes nothing, however asked ----
+prog=$(make_program ccxt-victim)
+spawn "$prog" 300
+victim=$SPAWNED
+before=$(cpus_of "$victim")
+for m in "io.ccxd.Pin\",\"parameters\":{\"pid\":$victim,\"ccx\":1}" \
+	 "io.ccxd.Unpin\",\"parameters\":{\"pid\":$victim}" \
+	 'io.ccxd.Reload"'; do
+	reply=$(as_nobody "$SEND" "$SOCK" "{\"method\":\"$m}")
+	check "nobody is refused ${m%%\"*}" is_error "$reply" io.ccxd.PermissionDenied
+done
+# A oneway call gets no reply: the refusal must still hold.
+as_nobody "$SEND" "$SOCK" "{\"method\":\"io.ccxd.Pin\",\"oneway\":true,\"parameters\":{\"pid\":$victim,\"ccx\":1}}" \
+	>/dev/null 2>&1
+reloads=$(ctl metrics | sed -n 's/^ccxd_reloads_total //p')
+as_nobody "$SEND" "$SOCK" '{"method":"io.ccxd.Reload","oneway":true}' >/dev/null 2>&1
+check "a oneway Pin from nobody changed nothing" [ "$(cpus_of "$victim")" = "$before" ]
+check "a oneway Reload from nobody did not reload" \
+	[ "$(ctl metrics | sed -n 's/^ccxd_reloads_total //p')" = "$reloads" ]
+
+# ---- clients that hold on ----
+out=$WORK/hostile.out
+as_nobody "$HOSTILE" half "$SOCK" 9 >"$out" 2>&1 &
+sleep 0.5
+answers_fast "a half-written message left hanging"
+wait $!
+check "a half-written message is dropped within 5-6 s" grep -Eq '^dropped after [56]\.' "$out"
+
+as_nobody "$HOSTILE" flood "$SOCK" 100000 9 >"$out" 2>&1 &
+sleep 1
+answers_fast "a client that sends many calls and never reads"
+sleep 1
+answers_fast "a client that never reads (later)"
+wait $!
+check "a client that never reads its replies is dropped" grep -q '^dropped after' "$out"
+
+as_nobody "$HOSTILE" idle "$SOCK" 300 4 >"$out" 2>&1 &
+sleep 1.5
+answers_fast "300 idle connections"
+wait $!
+closed=$(sed -n 's/^connected 300 closed //p' "$out")
+check "300 idle connections: all connect, the oldest beyond 128 are dropped (${closed:-?})" \
+	[ "${closed:-0}" -ge 172 ]
+answers_fast "the end of the attacks"
+
+check "ccxd is still running" kill -0 "$CCXD_PID"
+check "no errors logged" sh -c "! grep -q ': error:' '$LOG'"
+check "ccxd stops cleanly" stop_ccxd
