@@ -12,6 +12,7 @@
 #include "config.h"
 #include "log.h"
 #include "manager.h"
+#include "prober.h"
 #include "proctable.h"
 #include "watcher.h"
 
@@ -96,6 +97,22 @@ static void put_all(FILE *f, const struct metrics *x) {
 		"Reloads refused because the configuration had errors.", x->reload_failures);
 	put_u64(f, "ccxd_log_messages_dropped_total", "counter",
 		"Log messages dropped because the journal did not keep up.", x->log_dropped);
+	if (x->n_relations == 0)
+		return;
+	put_header(f, "ccxd_probe_pipe_bytes_per_second", "gauge",
+		   "Pipe throughput between two CPUs of each relation, as the probe measured it (median).");
+	for (size_t i = 0; i < x->n_relations; i++) {
+		fputs("ccxd_probe_pipe_bytes_per_second{relation=", f);
+		put_label_value(f, x->relations[i].relation);
+		fprintf(f, "} %.0f\n", x->relations[i].pipe_bytes_per_s);
+	}
+	put_header(f, "ccxd_probe_latency_seconds", "gauge",
+		   "Cache-line ping-pong latency between two CPUs of each relation, as the probe measured it (median).");
+	for (size_t i = 0; i < x->n_relations; i++) {
+		fputs("ccxd_probe_latency_seconds{relation=", f);
+		put_label_value(f, x->relations[i].relation);
+		fprintf(f, "} %.9f\n", x->relations[i].latency_s);
+	}
 }
 
 int metrics_format(const struct metrics *x, char **ret) {
@@ -185,6 +202,18 @@ void metrics_collect(const struct manager *m, struct metrics *ret) {
 		ret->n_groups = init_states(ret->groups, group_state_name);
 		for (size_t i = 0; groups && i < n; i++)
 			count_state(ret->groups, ret->n_groups, autoplace_state_to_string(groups[i].state));
+	}
+
+	const struct probe_results *pr = m->prober ? prober_results(m->prober) : NULL;
+	for (size_t i = 0; pr && i < pr->n_relations && ret->n_relations < sizeof(ret->relations) / sizeof(ret->relations[0]); i++) {
+		const struct probe_relation_result *rr = &pr->relations[i];
+		if (rr->pipe_gib_s.n == 0 && rr->latency_ns.n == 0)
+			continue;
+		ret->relations[ret->n_relations++] = (struct metrics_relation){
+			.relation = probe_relation_name(rr->relation),
+			.pipe_bytes_per_s = rr->pipe_gib_s.median * 1024.0 * 1024 * 1024,
+			.latency_s = rr->latency_ns.median / 1e9,
+		};
 	}
 }
 

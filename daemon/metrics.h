@@ -40,6 +40,15 @@ struct metrics {
 	uint64_t pins, restores, pin_failures;
 	uint64_t reloads, reload_failures;
 	uint64_t log_dropped;
+
+	/* The probe figures the automatic policy ranks seatings by: medians per
+	 * relation. Left out when there are none. */
+	struct metrics_relation {
+		const char *relation;          /* "same-cpu", "same-ccx", ... */
+		double pipe_bytes_per_s;       /* large writes */
+		double latency_s;              /* cache-line ping-pong */
+	} relations[8];
+	size_t n_relations;
 };
 
 /* The text for x, malloc'd into *ret. Returns 0 or -ENOMEM. */

@@ -116,10 +116,12 @@ leader_found() {
 	[ -n "$LEADER" ]
 }
 wait_for 10 leader_found || { not_ok "the container boots" "$(cat "$WORK/console.log")"; exit 1; }
-# Until systemd has its bus socket, systemctl cannot even ask.
-wait_for 10 sh -c "[ -n \"\$(nsenter -t $LEADER -a systemctl is-system-running </dev/null 2>/dev/null)\" ]"
+# Until systemd has its bus socket, systemctl cannot even ask; on a busy
+# machine that takes a while.
+wait_for 30 sh -c "[ -n \"\$(nsenter -t $LEADER -a systemctl is-system-running </dev/null 2>/dev/null)\" ]"
 state=$(timeout 60 nsenter -t "$LEADER" -a systemctl is-system-running --wait </dev/null 2>&1)
 check "the container's systemd runs (state $state)" [ "$state" = running ]
+[ "$state" = running ] || tail -n 20 "$WORK/console.log" | sed 's/^/# console: /'
 
 # ---- units, user, start ---------------------------------------------------------
 

@@ -154,12 +154,28 @@ static void leaves_out_sampling_until_a_sampler_runs(void) {
 	free(text);
 }
 
-static void has_no_probe_figures_to_show(void) {
+static void leaves_out_probe_figures_until_measured(void) {
 	struct metrics x = sample();
 	char *text = format(&x);
 
-	/* No probe runs yet: nothing may pretend to be its result. */
+	/* Nothing may pretend to be a measurement that was not made. */
 	CHECK(strstr(text, "probe") == NULL);
+	free(text);
+}
+
+static void shows_probe_figures_per_relation(void) {
+	struct metrics x = sample();
+	char *text;
+
+	x.relations[0] = (struct metrics_relation){ "same-cpu", 1.5 * 1073741824.0, 1.8e-6 };
+	x.relations[1] = (struct metrics_relation){ "same-ccx", 3.25 * 1073741824.0, 42e-9 };
+	x.n_relations = 2;
+	text = format(&x);
+	CHECK_LINE(text, "# TYPE ccxd_probe_pipe_bytes_per_second gauge");
+	CHECK_LINE(text, "ccxd_probe_pipe_bytes_per_second{relation=\"same-cpu\"} 1610612736");
+	CHECK_LINE(text, "ccxd_probe_pipe_bytes_per_second{relation=\"same-ccx\"} 3489660928");
+	CHECK_LINE(text, "ccxd_probe_latency_seconds{relation=\"same-cpu\"} 0.000001800");
+	CHECK_LINE(text, "ccxd_probe_latency_seconds{relation=\"same-ccx\"} 0.000000042");
 	free(text);
 }
 
@@ -235,7 +251,8 @@ TEST_MAIN(
 	T(gives_each_metric_help_and_type_once),
 	T(escapes_label_values),
 	T(leaves_out_sampling_until_a_sampler_runs),
-	T(has_no_probe_figures_to_show),
+	T(leaves_out_probe_figures_until_measured),
+	T(shows_probe_figures_per_relation),
 	T(writes_the_file_whole_and_readable),
 	T(reports_a_directory_that_is_not_there),
 	T(leaves_nothing_behind_when_the_rename_fails)
