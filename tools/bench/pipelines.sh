@@ -45,8 +45,9 @@ run() {   # PRODUCER CONSUMER [CPU_P CPU_C]: MiB/s
 			jq -e --argjson pid "$p" '.groups[]? | select(.pids | index($pid)) | .state == "kept" or .state == "reverted"' >/dev/null 2>&1; do
 			i=$((i + 1)); [ $i -lt 60 ] || break; sleep 0.5
 		done
-		state=$(./tools/ccxctl --socket "$WORK/ccxd.sock" --json status |
-			jq -r --argjson pid "$p" '.groups[]? | select(.pids | index($pid)) | "\(.state) \(.seating // "-")"')
+		./tools/ccxctl --socket "$WORK/ccxd.sock" --json status |
+			jq -r --argjson pid "$p" '.groups[]? | select(.pids | index($pid)) | "\(.state) \(.seating // "-")"' \
+			> "$WORK/choice"
 		sleep 1
 	fi
 	r=$(rate "$p")
@@ -76,8 +77,9 @@ for pipeline in "yes|pv -q" "cat /dev/urandom|sha256sum"; do
 	./daemon/ccxd --config "$WORK/ccxd.conf" 2>/dev/null &
 	DAEMON=$!
 	sleep 1
-	state=
+	: > "$WORK/choice"
 	auto=$(run "$prod" "$cons")
+	state=$(cat "$WORK/choice")
 	kill "$DAEMON"
 	wait "$DAEMON" 2>/dev/null || true
 	DAEMON=
