@@ -121,12 +121,39 @@ static int recv_message(int fd, long long deadline, char **ret) {
 	}
 }
 
+/* A reply's parameters (never NULL), its error name (malloc'd) and whether more follow. */
+static int decode_reply(const char *text, json_object **params, char **error_name, bool *continues) {
+	json_object *reply = json_tokener_parse(text), *v;
+
+	*params = NULL;
+	*error_name = NULL;
+	if (!reply || !json_object_is_type(reply, json_type_object)) {
+		json_object_put(reply);
+		return -EBADMSG;
+	}
+	if (json_object_object_get_ex(reply, "error", &v)) {
+		*error_name = strdup(json_object_get_string(v));
+		if (!*error_name) {
+			json_object_put(reply);
+			return -ENOMEM;
+		}
+	}
+	*continues = json_object_object_get_ex(reply, "continues", &v) && json_object_get_boolean(v);
+	if (json_object_object_get_ex(reply, "parameters", &v) && json_object_is_type(v, json_type_object))
+		*params = json_object_get(v);
+	else
+		*params = json_object_new_object();
+	json_object_put(reply);
+	return 0;
+}
+
 int protocol_call(const char *socket_path, const char *method, json_object *parameters,
 		  int timeout_ms, json_object **reply_params, char **error_name) {
 	long long deadline = now_ms() + timeout_ms;
-	json_object *call, *reply, *v;
+	json_object *call;
 	const char *text;
 	char *buf = NULL;
+	bool continues;
 	int fd, r;
 
 	*reply_params = NULL;
@@ -149,25 +176,9 @@ int protocol_call(const char *socket_path, const char *method, json_object *para
 	if (r < 0)
 		return r;
 
-	reply = json_tokener_parse(buf);
+	r = decode_reply(buf, reply_params, error_name, &continues);
 	free(buf);
-	if (!reply || !json_object_is_type(reply, json_type_object)) {
-		json_object_put(reply);
-		return -EBADMSG;
-	}
-	if (json_object_object_get_ex(reply, "error", &v)) {
-		*error_name = strdup(json_object_get_string(v));
-		if (!*error_name) {
-			json_object_put(reply);
-			return -ENOMEM;
-		}
-	}
-	if (json_object_object_get_ex(reply, "parameters", &v) && json_object_is_type(v, json_type_object))
-		*reply_params = json_object_get(v);
-	else
-		*reply_params = json_object_new_object();
-	json_object_put(reply);
-	return 0;
+	return r;
 }
 
 /* Several messages in a row from one stream: what was read past one
@@ -218,32 +229,6 @@ static int reader_next(int fd, struct protocol_reader *rd, long long deadline, c
 	}
 	rd->consumed = (size_t)(nul - rd->buf) + 1;
 	*ret = rd->buf;
-	return 0;
-}
-
-/* A reply's parameters (never NULL), its error name (malloc'd) and whether more follow. */
-static int decode_reply(const char *text, json_object **params, char **error_name, bool *continues) {
-	json_object *reply = json_tokener_parse(text), *v;
-
-	*params = NULL;
-	*error_name = NULL;
-	if (!reply || !json_object_is_type(reply, json_type_object)) {
-		json_object_put(reply);
-		return -EBADMSG;
-	}
-	if (json_object_object_get_ex(reply, "error", &v)) {
-		*error_name = strdup(json_object_get_string(v));
-		if (!*error_name) {
-			json_object_put(reply);
-			return -ENOMEM;
-		}
-	}
-	*continues = json_object_object_get_ex(reply, "continues", &v) && json_object_get_boolean(v);
-	if (json_object_object_get_ex(reply, "parameters", &v) && json_object_is_type(v, json_type_object))
-		*params = json_object_get(v);
-	else
-		*params = json_object_new_object();
-	json_object_put(reply);
 	return 0;
 }
 
