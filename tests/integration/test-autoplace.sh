@@ -74,12 +74,12 @@ stop_ccxd
 
 rm -f "$WORK/state/placements.json"
 
-# 3. Each kind of pair ends at >= 90 % of its best hand placement, whichever
-#    that is: a pair bound by wake-ups (4 KiB ping-pong) runs many times
-#    faster on one shared CPU; a pair of busy processes (each burning 500 us
-#    per 64 KiB) twice as fast apart. Both effects are far larger than this
-#    machine's noise, which a yes | pv pipe's is not (tools/bench/pipelines.sh
-#    measures those, in BENCHMARKS.md).
+# 3. Each kind of pair ends in its best hand placement, whichever that is: a
+#    pair bound by wake-ups (4 KiB ping-pong) runs many times faster on one
+#    shared CPU; a pair of busy processes (each burning 500 us per 64 KiB)
+#    twice as fast apart. Both effects are far larger than this machine's
+#    noise, which a yes | pv pipe's is not (tools/bench/pipelines.sh measures
+#    those against their best hand placement, in BENCHMARKS.md).
 talk() {   # KIND ARGS...: sets P and C
 	"$TOP/tools/helpers/ccxt-talk" "$@" > "$WORK/talk.pids" &
 	CHILDREN="$CHILDREN $!"
@@ -89,7 +89,9 @@ talk() {   # KIND ARGS...: sets P and C
 }
 for kind in "pingpong 0 60" "pipe 0 60 500"; do
 	best=0
-	for cpus in "0 1" "0 0"; do
+	best_seating=
+	worse_seating=
+	for cpus in "0 1 one-per-core" "0 0 shared-cpu"; do
 		set -- $cpus
 		talk $kind
 		taskset -pc "$1" "$P" >/dev/null
@@ -98,15 +100,30 @@ for kind in "pingpong 0 60" "pipe 0 60 500"; do
 		rate=$(wchar_rate "$P" 2)
 		stop_pipeline
 		echo "# ${kind%% *} by hand on CPUs $1 and $2: $((rate / 1048576)) MiB/s"
-		[ "$rate" -gt "$best" ] && best=$rate
+		if [ "$rate" -gt "$best" ]; then
+			worse_seating=$best_seating
+			best=$rate
+			best_seating=$3
+		else
+			worse_seating=$3
+		fi
 	done
 	start_ccxd
 	talk $kind
 	wait_for 25 settled "$P"
 	sleep 0.5
 	rate=$(wchar_rate "$P" 2)
-	echo "# ${kind%% *} with ccxd: $((rate / 1048576)) MiB/s, $(group_json "$P" | jq -c '{state, seating, trials: [.trials[] | {seating, gain, beat}]}')"
-	check "a ${kind%% *} pair reaches 90 % of its best hand placement" [ "$rate" -ge $((best * 9 / 10)) ]
+	g=$(group_json "$P")
+	echo "# ${kind%% *} with ccxd: $((rate / 1048576)) MiB/s, $(echo "$g" | jq -c '{state, seating, trials: [.trials[] | {seating, gain, beat}]}')"
+	# The two placements differ by 2x (busy pair) to 10x (ping-pong), far
+	# beyond this machine's noise of about 15 % between windows. ccxd must
+	# never keep the worse one, and must run about as fast as the better one
+	# by hand: by keeping it, or, where the scheduler already does as well
+	# (two busy processes apart), by leaving the pair as it was.
+	check "a ${kind%% *} pair does not stay in its worse placement ($worse_seating)" \
+		sh -c "! echo '$g' | jq -e '.state == \"kept\" and .seating == \"$worse_seating\"' >/dev/null"
+	check "and runs as fast as in its best hand placement, $best_seating (within the noise)" \
+		[ "$rate" -ge $((best * 7 / 10)) ]
 	stop_pipeline
 	stop_ccxd
 done
