@@ -70,116 +70,6 @@ static int send_all(int fd, const char *buf, size_t len, long long deadline) {
 	return 0;
 }
 
-/* Reads until the terminating NUL of one message; returns it malloc'd. */
-static int recv_message(int fd, long long deadline, char **ret) {
-	size_t len = 0, allocated = 0;
-	char *buf = NULL;
-
-	for (;;) {
-		ssize_t n;
-		char *nul;
-		int r;
-
-		if (allocated - len < 4096) {
-			size_t na = allocated ? allocated * 2 : 16384;
-			char *nb;
-			if (na > CCXD_REPLY_MAX + 1) {
-				free(buf);
-				return -EMSGSIZE;
-			}
-			nb = realloc(buf, na);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			allocated = na;
-		}
-		r = wait_fd(fd, POLLIN, deadline);
-		if (r < 0) {
-			free(buf);
-			return r;
-		}
-		n = recv(fd, buf + len, allocated - len, MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			r = -errno;
-			free(buf);
-			return r;
-		}
-		if (n == 0) {
-			free(buf);
-			return -ECONNRESET;
-		}
-		nul = memchr(buf + len, '\0', (size_t)n);
-		len += (size_t)n;
-		if (nul) {
-			*ret = buf;
-			return 0;
-		}
-	}
-}
-
-/* A reply's parameters (never NULL), its error name (malloc'd) and whether more follow. */
-static int decode_reply(const char *text, json_object **params, char **error_name, bool *continues) {
-	json_object *reply = json_tokener_parse(text), *v;
-
-	*params = NULL;
-	*error_name = NULL;
-	if (!reply || !json_object_is_type(reply, json_type_object)) {
-		json_object_put(reply);
-		return -EBADMSG;
-	}
-	if (json_object_object_get_ex(reply, "error", &v)) {
-		*error_name = strdup(json_object_get_string(v));
-		if (!*error_name) {
-			json_object_put(reply);
-			return -ENOMEM;
-		}
-	}
-	*continues = json_object_object_get_ex(reply, "continues", &v) && json_object_get_boolean(v);
-	if (json_object_object_get_ex(reply, "parameters", &v) && json_object_is_type(v, json_type_object))
-		*params = json_object_get(v);
-	else
-		*params = json_object_new_object();
-	json_object_put(reply);
-	return 0;
-}
-
-int protocol_call(const char *socket_path, const char *method, json_object *parameters,
-		  int timeout_ms, json_object **reply_params, char **error_name) {
-	long long deadline = now_ms() + timeout_ms;
-	json_object *call;
-	const char *text;
-	char *buf = NULL;
-	bool continues;
-	int fd, r;
-
-	*reply_params = NULL;
-	*error_name = NULL;
-	fd = connect_unix(socket_path);
-	if (fd < 0)
-		return fd;
-
-	call = json_object_new_object();
-	json_object_object_add(call, "method", json_object_new_string(method));
-	if (parameters)
-		json_object_object_add(call, "parameters", json_object_get(parameters));
-	text = json_object_to_json_string_ext(call, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	/* The NUL that ends the string is the message terminator. */
-	r = send_all(fd, text, strlen(text) + 1, deadline);
-	json_object_put(call);
-	if (r >= 0)
-		r = recv_message(fd, deadline, &buf);
-	close(fd);
-	if (r < 0)
-		return r;
-
-	r = decode_reply(buf, reply_params, error_name, &continues);
-	free(buf);
-	return r;
-}
 
 /* Several messages in a row from one stream: what was read past one
  * message's NUL is the start of the next. */
@@ -231,6 +121,65 @@ static int reader_next(int fd, struct protocol_reader *rd, long long deadline, c
 	*ret = rd->buf;
 	return 0;
 }
+
+/* A reply's parameters (never NULL), its error name (malloc'd) and whether more follow. */
+static int decode_reply(const char *text, json_object **params, char **error_name, bool *continues) {
+	json_object *reply = json_tokener_parse(text), *v;
+
+	*params = NULL;
+	*error_name = NULL;
+	if (!reply || !json_object_is_type(reply, json_type_object)) {
+		json_object_put(reply);
+		return -EBADMSG;
+	}
+	if (json_object_object_get_ex(reply, "error", &v)) {
+		*error_name = strdup(json_object_get_string(v));
+		if (!*error_name) {
+			json_object_put(reply);
+			return -ENOMEM;
+		}
+	}
+	*continues = json_object_object_get_ex(reply, "continues", &v) && json_object_get_boolean(v);
+	if (json_object_object_get_ex(reply, "parameters", &v) && json_object_is_type(v, json_type_object))
+		*params = json_object_get(v);
+	else
+		*params = json_object_new_object();
+	json_object_put(reply);
+	return 0;
+}
+
+int protocol_call(const char *socket_path, const char *method, json_object *parameters,
+		  int timeout_ms, json_object **reply_params, char **error_name) {
+	long long deadline = now_ms() + timeout_ms;
+	json_object *call;
+	struct protocol_reader rd = { 0 };
+	const char *text, *msg = NULL;
+	bool continues;
+	int fd, r;
+
+	*reply_params = NULL;
+	*error_name = NULL;
+	fd = connect_unix(socket_path);
+	if (fd < 0)
+		return fd;
+
+	call = json_object_new_object();
+	json_object_object_add(call, "method", json_object_new_string(method));
+	if (parameters)
+		json_object_object_add(call, "parameters", json_object_get(parameters));
+	text = json_object_to_json_string_ext(call, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	/* The NUL that ends the string is the message terminator. */
+	r = send_all(fd, text, strlen(text) + 1, deadline);
+	json_object_put(call);
+	if (r >= 0)
+		r = reader_next(fd, &rd, deadline, &msg);
+	close(fd);
+	if (r >= 0)
+		r = decode_reply(msg, reply_params, error_name, &continues);
+	free(rd.buf);
+	return r;
+}
+
 
 int protocol_call_more(const char *socket_path, const char *method, json_object *parameters, int timeout_ms,
 		       protocol_more_fn on_more, void *userdata, json_object **reply_params, char **error_name) {

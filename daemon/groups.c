@@ -12,19 +12,6 @@ static size_t find(size_t *parent, size_t i) {
 	return i;
 }
 
-static long index_of(const struct sampler_result *s, pid_t pid) {
-	size_t lo = 0, hi = s->n_procs;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->n_procs && s->procs[lo].pid == pid ? (long)lo : -1;
-}
-
 static int compare_traffic(const void *a, const void *b) {
 	const struct group *x = a, *y = b;
 
@@ -57,7 +44,7 @@ int groups_build(const struct sampler_result *s, double min_rate, struct group *
 		slot[i] = -1;
 	}
 	for (size_t c = 0; c < s->n_channels; c++) {
-		long a = index_of(s, s->channels[c].from), b = index_of(s, s->channels[c].to);
+		long a = sampler_result_index(s, s->channels[c].from), b = sampler_result_index(s, s->channels[c].to);
 		if (a < 0 || b < 0 || s->channels[c].bytes_per_s < min_rate)
 			continue;
 		parent[find(parent, (size_t)a)] = find(parent, (size_t)b);
@@ -84,7 +71,7 @@ int groups_build(const struct sampler_result *s, double min_rate, struct group *
 		g->cpu += s->procs[i].cpu;
 	}
 	for (size_t c = 0; c < s->n_channels; c++) {
-		long a = index_of(s, s->channels[c].from), b = index_of(s, s->channels[c].to);
+		long a = sampler_result_index(s, s->channels[c].from), b = sampler_result_index(s, s->channels[c].to);
 		struct group *g;
 		size_t *chans;
 

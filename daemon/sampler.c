@@ -107,6 +107,19 @@ void sampler_result_free(struct sampler_result *r) {
 	free(r);
 }
 
+long sampler_result_index(const struct sampler_result *res, pid_t pid) {
+	size_t lo = 0, hi = res->n_procs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (res->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < res->n_procs && res->procs[lo].pid == pid ? (long)lo : -1;
+}
+
 static int compare_pid(const void *a, const void *b) {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 
@@ -379,19 +392,6 @@ static int pipe_channels(const struct endpoint *eps, size_t n, struct sampler_re
 	return 0;
 }
 
-static long proc_index(const struct sampler_result *res, pid_t pid) {
-	size_t lo = 0, hi = res->n_procs;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (res->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < res->n_procs && res->procs[lo].pid == pid ? (long)lo : -1;
-}
-
 static int unix_channels(struct sampler *s, const struct endpoint *eps, size_t n, struct sampler_result *res,
 			 size_t *allocated) {
 	struct sockdiag_unix *socks;
@@ -515,7 +515,7 @@ static void estimate_rates(struct sampler_result *res) {
 	if (!share)
 		return;
 	for (size_t i = 0; i < res->n_channels; i++) {
-		long a = proc_index(res, res->channels[i].from), b = proc_index(res, res->channels[i].to);
+		long a = sampler_result_index(res, res->channels[i].from), b = sampler_result_index(res, res->channels[i].to);
 		if (a >= 0)
 			share[a].channels++;
 		if (b >= 0)
@@ -523,7 +523,7 @@ static void estimate_rates(struct sampler_result *res) {
 	}
 	for (size_t i = 0; i < res->n_channels; i++) {
 		struct sampler_channel *c = &res->channels[i];
-		long a = proc_index(res, c->from), b = proc_index(res, c->to);
+		long a = sampler_result_index(res, c->from), b = sampler_result_index(res, c->to);
 		double a_out, a_in, b_out, b_in;
 
 		if (c->kind == CHANNEL_TCP || a < 0 || b < 0)

@@ -50,4 +50,7 @@ void sampler_free(struct sampler *s);
 int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result **ret);
 void sampler_result_free(struct sampler_result *r);
 
+/* Where pid is in r->procs (sorted by pid), or -1 when it was not active. */
+long sampler_result_index(const struct sampler_result *r, pid_t pid);
+
 const char *channel_kind_to_string(enum channel_kind k);
