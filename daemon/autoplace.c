@@ -185,8 +185,11 @@ static int hold(struct autoplace *a, const struct topology *t, struct autoplace_
 	g->members = grown;
 	mb = &g->members[g->n_members++];
 	mb->pid = pid;
+	mb->start_time = st.start_time;
+	memcpy(mb->comm, st.comm, sizeof(mb->comm));
 	mb->pidfd = fd;
 	mb->original = current;
+	mb->cpus = current;
 	return 0;
 }
 
@@ -210,6 +213,7 @@ static int move(struct autoplace *a, const struct topology *t, struct autoplace_
 		r = actuator_apply(a->root, pid, mb->pidfd, &target);
 		if (r < 0 && r != -ESRCH)
 			return r;
+		mb->cpus = target;
 		CPU_OR(&g->cpus, &g->cpus, &target);
 	}
 	a->stats.moves++;

@@ -16,6 +16,7 @@
 #include "groups.h"
 #include "placer.h"
 #include "probe.h"
+#include "procfs.h"
 #include "sampler.h"
 #include "topology.h"
 #include "validator.h"
@@ -62,8 +63,11 @@ int autoplace_probe_rank(const struct probe_results *r, const enum seating *allo
 /* A process the policy moved: enough to put it back. */
 struct autoplace_member {
 	pid_t pid;
+	uint64_t start_time;
+	char comm[PROCFS_COMM_MAX];
 	int pidfd;
 	cpu_set_t original;
+	cpu_set_t cpus;            /* where it was seated */
 };
 
 struct autoplace_trial {

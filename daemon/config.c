@@ -363,6 +363,10 @@ static void set_state_dir(struct parser *p, const char *key, const char *value) 
 	parse_path_key(p, key, value, &p->config->state_dir);
 }
 
+static void set_runtime_dir(struct parser *p, const char *key, const char *value) {
+	parse_path_key(p, key, value, &p->config->runtime_dir);
+}
+
 /* Caught here rather than at the first interval's write, which would only
  * log it. (The line length limit keeps any path far below PATH_MAX.) */
 static void set_metrics_file(struct parser *p, const char *key, const char *value) {
@@ -593,6 +597,7 @@ static const struct key daemon_keys[] = {
 	{ "interval", set_interval },
 	{ "restore_on_exit", set_restore_on_exit },
 	{ "state_dir", set_state_dir },
+	{ "runtime_dir", set_runtime_dir },
 	{ "calibrate", set_calibrate },
 	{ "metrics_file", set_metrics_file },
 	{ "min_rate", set_min_rate },
@@ -1076,6 +1081,7 @@ struct config *config_new_default(void) {
 	c->socket = strdup(CONFIG_DEFAULT_SOCKET);
 	c->topology = strdup("system");
 	c->state_dir = strdup("/var/lib/ccxd");
+	c->runtime_dir = strdup(CONFIG_DEFAULT_RUNTIME);
 	c->mode = CONFIG_MODE_ENFORCE;
 	c->interval_usec = USEC_PER_SEC;
 	c->restore_on_exit = true;
@@ -1085,7 +1091,7 @@ struct config *config_new_default(void) {
 	c->window = 3;
 	for (int i = 0; i < _SEATING_MAX; i++)
 		c->seatings[c->n_seatings++] = (enum seating)i;
-	if (!c->socket || !c->topology || !c->state_dir) {
+	if (!c->socket || !c->topology || !c->state_dir || !c->runtime_dir) {
 		config_free(c);
 		return NULL;
 	}
@@ -1102,6 +1108,7 @@ void config_free(struct config *c) {
 	free(c->socket);
 	free(c->topology);
 	free(c->state_dir);
+	free(c->runtime_dir);
 	free(c->metrics_file);
 	free(c);
 }

@@ -11,6 +11,7 @@
 
 #define CONFIG_DEFAULT_PATH    "/etc/ccxd.conf"
 #define CONFIG_DEFAULT_SOCKET  "/run/ccxd/ccxd.sock"
+#define CONFIG_DEFAULT_RUNTIME "/run/ccxd"
 
 enum config_mode {
 	CONFIG_MODE_ENFORCE,      /* decide and pin */
@@ -26,6 +27,7 @@ struct config {
 	uint64_t interval_usec;   /* default 1 s */
 	bool restore_on_exit;     /* default yes */
 	char *state_dir;          /* default /var/lib/ccxd */
+	char *runtime_dir;        /* the original affinities owed, across restarts; default /run/ccxd */
 	bool calibrate;           /* run the probe's quick calibration when no cached figures fit; default yes */
 	char *metrics_file;       /* Prometheus text written every interval; NULL (default): none */
 	double min_rate;          /* bytes/s for a channel to join a group; default 1 MiB/s */

@@ -1,6 +1,7 @@
 #include "manager.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include "autoplace.h"
 #include "control.h"
 #include "cpulist.h"
+#include "ledger.h"
 #include "log.h"
 #include "metrics.h"
 #include "placer.h"
@@ -199,6 +201,14 @@ static int ensure_pidfd(const struct manager *m, struct proc *p) {
 	return 0;
 }
 
+/* Something ccxd owes may have changed: the runtime directory's ledger is
+ * brought up to date once the current event is handled, so that a burst of
+ * execs costs one write. */
+static void owe_changed(struct manager *m) {
+	if (m->ledger_sync)
+		sd_event_source_set_enabled(m->ledger_sync, SD_EVENT_ONESHOT);
+}
+
 /* Puts cpus into the kernel for p, or with policy = spread its CPU sets
  * thread by thread. -ESRCH means it is gone: the caller drops it. */
 static int apply(struct manager *m, struct proc *p, const cpu_set_t *cpus) {
@@ -218,6 +228,7 @@ static int apply(struct manager *m, struct proc *p, const cpu_set_t *cpus) {
 					 (int)p->pid, cpulist_format(cpus, list, sizeof(list)));
 	}
 	m->stats.pins++;
+	owe_changed(m);
 	return 0;
 }
 
@@ -236,6 +247,7 @@ static int restore(struct manager *m, struct proc *p) {
 		return log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", p->comm, (int)p->pid);
 	proc_set_spread(p, NULL, 0);
 	m->stats.restores++;
+	owe_changed(m);
 	return 0;
 }
 
@@ -264,6 +276,10 @@ static const struct rule *match_rule(struct manager *m, const struct procfs_stat
 }
 
 static void drop(struct manager *m, pid_t pid) {
+	const struct proc *p = proctable_get(m->procs, pid);
+
+	if (p && p->state == PROC_PINNED)
+		owe_changed(m);
 	proctable_remove(m->procs, pid);
 }
 
@@ -326,6 +342,8 @@ static struct proc *inherit(struct manager *m, const struct procfs_stat *st, con
 	}
 	proc_set_rule(child, parent->rule);
 	set_reason(child, "inherited from %s[%d]", parent->comm, (int)parent->pid);
+	if (child->state == PROC_PINNED)
+		owe_changed(m);
 	return child;
 }
 
@@ -678,6 +696,179 @@ static const struct watcher_ops watcher_ops = {
 	.unavailable = on_unavailable,
 };
 
+/* ---- the originals owed, kept across restarts ------------------------- */
+
+/* Every process whose affinity ccxd changed and has not given back: those a
+ * rule or a hand pinned, and the automatic policy's members. */
+static int collect_owed(const struct manager *m, struct ledger_entry **ret, size_t *ret_n) {
+	size_t n, n_groups = 0, count = 0, n_owed = 0;
+	struct proc **list = proctable_list(m->procs, &n);
+	const struct autoplace_group *groups = m->autoplace ? autoplace_groups(m->autoplace, &n_groups) : NULL;
+	struct ledger_entry *e;
+
+	if (!list && n > 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_groups; i++)
+		count += groups[i].n_members;
+	e = calloc(n + count + 1, sizeof(*e));
+	if (!e) {
+		free(list);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct proc *p = list[i];
+		struct ledger_entry *x = &e[n_owed];
+		if (p->state != PROC_PINNED || !p->have_original)
+			continue;
+		*x = (struct ledger_entry) { .pid = p->pid, .start_time = p->start_time,
+					     .owner = p->rule ? LEDGER_RULE : LEDGER_HAND,
+					     .inherited_from = p->inherited_from, .original = p->original, .cpus = p->cpus };
+		memcpy(x->comm, p->comm, sizeof(x->comm));
+		snprintf(x->rule, sizeof(x->rule), "%s", p->rule ? p->rule : "");
+		n_owed++;
+	}
+	for (size_t i = 0; i < n_groups; i++)
+		for (size_t k = 0; k < groups[i].n_members; k++) {
+			const struct autoplace_member *mb = &groups[i].members[k];
+			struct ledger_entry *x = &e[n_owed++];
+			*x = (struct ledger_entry) { .pid = mb->pid, .start_time = mb->start_time, .owner = LEDGER_AUTO,
+						     .original = mb->original, .cpus = mb->cpus };
+			memcpy(x->comm, mb->comm, sizeof(x->comm));
+		}
+	free(list);
+	*ret = e;
+	*ret_n = n_owed;
+	return 0;
+}
+
+/* Writes what is owed when it differs from what was written; with nothing
+ * owed the file goes. */
+static int ledger_sync(struct manager *m) {
+	struct ledger_entry *e;
+	size_t n;
+	char *text;
+	int r = collect_owed(m, &e, &n);
+
+	if (r >= 0)
+		r = ledger_format(e, n, &text);
+	if (r >= 0)
+		free(e);
+	if (r < 0)
+		return log_warning_errno(r, "Failed to list the original affinities owed: %m");
+	if (m->ledger_text && strcmp(text, m->ledger_text) == 0) {
+		free(text);
+		return 0;
+	}
+	r = n > 0 ? ledger_write(m->runtime_dir, text) : ledger_remove(m->runtime_dir);
+	if (r < 0) {
+		/* Once per kind of failure: it is retried at every change. */
+		if (r != m->ledger_error)
+			log_warning_errno(r, "Failed to write %s/%s; a restart after a crash would not know the "
+					  "original affinities: %m", m->runtime_dir, LEDGER_FILE);
+		m->ledger_error = r;
+		free(text);
+		return r;
+	}
+	if (m->ledger_error)
+		log_info("Wrote %s/%s again", m->runtime_dir, LEDGER_FILE);
+	m->ledger_error = 0;
+	free(m->ledger_text);
+	m->ledger_text = text;
+	return 0;
+}
+
+static int on_ledger_sync(sd_event_source *s, void *userdata) {
+	(void)s;
+	ledger_sync(userdata);
+	return 0;
+}
+
+/* Puts e's process back as it was, when a restarted ccxd will not keep it. */
+static void give_back(struct manager *m, const struct ledger_entry *e, const char *why) {
+	char list[CPULIST_MAX];
+	int fd = actuator_open(m->root, e->pid, e->start_time), r;
+
+	if (fd < 0)
+		return;
+	r = actuator_apply(m->root, e->pid, fd, &e->original);
+	close(fd);
+	if (r < 0 && r != -ESRCH)
+		log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", e->comm, (int)e->pid);
+	else if (r >= 0) {
+		m->stats.restores++;
+		log_info("Restored %s[%d] to CPUs %s, as before ccxd last ran: %s", e->comm, (int)e->pid,
+			 cpulist_format(&e->original, list, sizeof(list)), why);
+	}
+}
+
+static bool rule_exists(const struct config *c, const char *name);
+
+/* A ccxd that was killed left its ledger: each process still running as it
+ * left it (same start time, affinity within what it gave) is taken back
+ * with its true original, and then decided by the rules as they are now.
+ * What the automatic policy had moved goes back, to be measured afresh. */
+static void readopt(struct manager *m) {
+	struct ledger_entry *e;
+	size_t n;
+	char *error = NULL;
+	pid_t *decide;
+	size_t n_decide = 0;
+	int r = ledger_read(m->runtime_dir, &e, &n, &error);
+
+	if (r == -ENOENT)
+		return;
+	if (r < 0) {
+		log_warning("Ignoring %s/%s: %s", m->runtime_dir, LEDGER_FILE, error ? error : strerror(-r));
+		free(error);
+		owe_changed(m);   /* replaced by what is owed now */
+		return;
+	}
+	decide = calloc(n + 1, sizeof(*decide));
+	for (size_t i = 0; decide && i < n; i++) {
+		struct procfs_stat st;
+		cpu_set_t current;
+		struct proc *p;
+
+		if (procfs_read_stat(m->root, e[i].pid, &st) < 0 || st.start_time != e[i].start_time ||
+		    actuator_get(e[i].pid, &current) < 0)
+			continue;   /* gone: nothing owed */
+		if (!cpulist_is_subset(&current, &e[i].cpus)) {
+			log_info("%s[%d] was moved by somebody else since ccxd last ran; leaving it alone", e[i].comm,
+				 (int)e[i].pid);
+			continue;
+		}
+		if (e[i].owner == LEDGER_AUTO || m->config->mode != CONFIG_MODE_ENFORCE ||
+		    (e[i].owner == LEDGER_RULE && !rule_exists(m->config, e[i].rule))) {
+			give_back(m, &e[i], e[i].owner == LEDGER_AUTO ? "automatic placements are measured again"
+				  : m->config->mode != CONFIG_MODE_ENFORCE ? "mode is not enforce" : "its rule is gone");
+			continue;
+		}
+		p = get_or_add(m, &st);
+		if (!p)
+			continue;
+		p->state = PROC_PINNED;
+		p->original = e[i].original;
+		p->have_original = true;
+		p->cpus = e[i].cpus;
+		p->inherited_from = e[i].inherited_from;
+		proc_set_rule(p, e[i].owner == LEDGER_RULE ? e[i].rule : NULL);
+		set_reason(p, e[i].owner == LEDGER_HAND ? "pinned by hand (before ccxd restarted)"
+			   : "rule %s (before ccxd restarted)", e[i].rule);
+		m->stats.readopted++;
+		if (e[i].owner == LEDGER_RULE && !e[i].inherited_from)
+			decide[n_decide++] = e[i].pid;
+	}
+	free(e);
+	if (m->stats.readopted)
+		log_info("Took back %" PRIu64 " process%s that ccxd had placed before it restarted", m->stats.readopted,
+			 m->stats.readopted == 1 ? "" : "es");
+	/* Under the rules as they are now: a changed rule moves it, its original stays. */
+	for (size_t i = 0; i < n_decide; i++)
+		evaluate(m, decide[i], TRIGGER_RELOAD);
+	free(decide);
+	owe_changed(m);
+}
+
 /* ---- housekeeping ----------------------------------------------------- */
 
 static void notify_status(struct manager *m) {
@@ -805,6 +996,7 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 		r = autoplace_cycle(m->autoplace, m->topology, m->config->mode, &options, placed_by_rule, m, usec);
 		if (r < 0)
 			log_warning_errno(r, "Sampling failed, trying again next interval: %m");
+		owe_changed(m);
 	}
 	notify_status(m);
 	metrics_update_file(m);
@@ -844,8 +1036,12 @@ static void restore_all(struct manager *m, bool forget) {
 	size_t n_gone = 0;
 
 	for (size_t i = 0; list && gone && i < n; i++) {
-		if (restore(m, list[i]) == -ESRCH || forget)
+		bool pinned = list[i]->state == PROC_PINNED;
+		int r = restore(m, list[i]);
+		if (r == -ESRCH || forget)
 			gone[n_gone++] = list[i]->pid;
+		else if (r == 0 && pinned)
+			list[i]->state = PROC_RELEASED;   /* owes nothing any more */
 	}
 	for (size_t i = 0; i < n_gone; i++)
 		drop(m, gone[i]);
@@ -886,6 +1082,9 @@ int manager_reload(struct manager *m, char ***errors) {
 			autoplace_release_all(m->autoplace);
 	}
 
+	if (strcmp(c->runtime_dir, m->runtime_dir) != 0)
+		log_notice("The runtime directory changes from %s to %s at the next start", m->runtime_dir,
+			   c->runtime_dir);
 	/* Keep serving on the socket we have: it is bound already. */
 	char *socket = strdup(m->config->socket);
 	if (socket) {
@@ -1115,11 +1314,26 @@ int manager_start(struct manager *m) {
 		autoplace_set_memory(m->autoplace, path);
 	}
 
+	/* The originals owed go to the runtime directory; one that cannot be
+	 * made only means they would not survive a crash. */
+	m->runtime_dir = strdup(m->config->runtime_dir);
+	if (!m->runtime_dir)
+		return -ENOMEM;
+	if (mkdir(m->runtime_dir, 0755) < 0 && errno != EEXIST)
+		log_warning_errno(-errno, "Failed to create %s: %m", m->runtime_dir);
+	r = sd_event_add_defer(m->event, &m->ledger_sync, on_ledger_sync, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the ledger of original affinities: %m");
+	sd_event_source_set_enabled(m->ledger_sync, SD_EVENT_OFF);
+
 	/* Watching even in mode = off: a reload may turn it on. */
 	r = watcher_new(m->event, &watcher_ops, m, &m->watcher);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch processes: %m");
 	update_subscription(m, false);
+	/* Before anything else is decided: what a killed ccxd left placed is
+	 * ours, with the originals it kept. */
+	readopt(m);
 	/* Rules apply to programs already running, too. */
 	scan_all(m, TRIGGER_SCAN);
 	r = arm_interval(m);
@@ -1152,6 +1366,10 @@ int manager_run(struct manager *m) {
 		if (m->autoplace)
 			autoplace_release_all(m->autoplace);
 	}
+	/* What is still owed (everything, with restore_on_exit = no) stays
+	 * written for the next start; with nothing owed the file goes. */
+	if (m->runtime_dir)
+		ledger_sync(m);
 	return r;
 }
 
@@ -1163,6 +1381,7 @@ void manager_free(struct manager *m) {
 	sd_event_source_disable_unref(m->sig_hup);
 	sd_event_source_disable_unref(m->interval_timer);
 	sd_event_source_disable_unref(m->rescan);
+	sd_event_source_disable_unref(m->ledger_sync);
 	watcher_free(m->watcher);
 	autoplace_free(m->autoplace);
 	control_free(m->control);
@@ -1175,6 +1394,8 @@ void manager_free(struct manager *m) {
 	topology_free(m->topology);
 	config_free(m->config);
 	free(m->config_path);
+	free(m->runtime_dir);
+	free(m->ledger_text);
 	sd_event_unref(m->event);
 	free(m);
 }

@@ -24,6 +24,7 @@ struct manager_stats {
 	uint64_t restores;         /* original affinities put back */
 	uint64_t pin_failures;
 	uint64_t reloads, reload_failures;
+	uint64_t readopted;        /* processes found again after a restart */
 };
 
 struct manager {
@@ -47,6 +48,10 @@ struct manager {
 	sd_event_source *sig_term, *sig_int, *sig_hup;
 	sd_event_source *interval_timer;
 	sd_event_source *rescan;   /* a pending full scan, coalesced */
+	sd_event_source *ledger_sync;  /* writes the originals owed, once per burst of changes */
+	char *runtime_dir;         /* where they are written: fixed at start, like the socket */
+	char *ledger_text;         /* what was last written, NULL when nothing is owed */
+	int ledger_error;          /* of the last write, 0 or -errno: logged when it changes */
 	uint64_t started_usec;     /* CLOCK_REALTIME */
 	struct manager_stats stats;
 	int metrics_file_error;    /* of the last write of metrics_file, 0 or -errno */

@@ -204,6 +204,7 @@ static void get_status(void *userdata, struct control_call *call) {
 	json_object_object_add(counters, "pins", u64(m->stats.pins));
 	json_object_object_add(counters, "restores", u64(m->stats.restores));
 	json_object_object_add(counters, "pin_failures", u64(m->stats.pin_failures));
+	json_object_object_add(counters, "readopted", u64(m->stats.readopted));
 	json_object_object_add(counters, "reloads", u64(m->stats.reloads));
 	json_object_object_add(counters, "reload_failures", u64(m->stats.reload_failures));
 	json_object_object_add(o, "counters", counters);

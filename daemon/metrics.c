@@ -92,6 +92,8 @@ static void put_all(FILE *f, const struct metrics *x) {
 	put_u64(f, "ccxd_restores_total", "counter", "Original CPU affinities put back.", x->restores);
 	put_u64(f, "ccxd_pin_failures_total", "counter", "CPU affinities the kernel refused to set.",
 		x->pin_failures);
+	put_u64(f, "ccxd_readopted_total", "counter",
+		"Processes a previous ccxd had placed, taken back with their originals at start.", x->readopted);
 	put_u64(f, "ccxd_reloads_total", "counter", "Configuration reloads that took effect.", x->reloads);
 	put_u64(f, "ccxd_reload_failures_total", "counter",
 		"Reloads refused because the configuration had errors.", x->reload_failures);
@@ -181,6 +183,7 @@ void metrics_collect(const struct manager *m, struct metrics *ret) {
 		.pin_failures = m->stats.pin_failures,
 		.reloads = m->stats.reloads,
 		.reload_failures = m->stats.reload_failures,
+		.readopted = m->stats.readopted,
 		.log_dropped = log_dropped(),
 	};
 	ret->n_processes = init_states(ret->processes, proc_state_name);

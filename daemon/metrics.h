@@ -39,6 +39,7 @@ struct metrics {
 	uint64_t events, event_overflows, rescans;
 	uint64_t pins, restores, pin_failures;
 	uint64_t reloads, reload_failures;
+	uint64_t readopted;
 	uint64_t log_dropped;
 
 	/* The probe figures the automatic policy ranks seatings by: medians per

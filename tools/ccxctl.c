@@ -235,8 +235,8 @@ static int cmd_status(const struct options *o, int argc, char **argv) {
 	printf("events:   %s%s%s; %s handled, %s lost, %s rescans\n", str(w, "source"),
 	       str(w, "note") ? ": " : "", str(w, "note") ? str(w, "note") : "",
 	       str(c, "events"), str(c, "lost_events"), str(c, "rescans"));
-	printf("pins:     %s set, %s restored, %s failed\n", str(c, "pins"), str(c, "restores"),
-	       str(c, "pin_failures"));
+	printf("pins:     %s set, %s restored, %s failed, %s taken back after a restart\n", str(c, "pins"),
+	       str(c, "restores"), str(c, "pin_failures"), str(c, "readopted"));
 	print_probe_line(r);
 	printf("\n");
 	if (json_object_array_length(procs) == 0)

@@ -83,10 +83,11 @@ wait_for() {
 cpus_are() { [ "$(cpus_of "$1")" = "$2" ]; }
 
 # write_conf: the config from standard input; its [daemon] section gets a
-# state_dir of the test's own unless it names one.
+# state_dir and a runtime_dir of the test's own unless it names them.
 write_conf() {
 	cat > "$CONF"
 	grep -q '^state_dir' "$CONF" || sed -i "0,/^\[daemon\]/s||[daemon]\nstate_dir = $WORK/state|" "$CONF"
+	grep -q '^runtime_dir' "$CONF" || sed -i "0,/^\[daemon\]/s||[daemon]\nruntime_dir = $WORK/run|" "$CONF"
 	# No calibration unless the test asks (calibrate = yes): the probe loads
 	# both CPUs for a moment, and its figures would steer the automatic
 	# policy of tests that are about something else.

@@ -97,6 +97,7 @@ static void check_defaults(const struct config *c) {
 	CHECK_INT(c->interval_usec, 1000000);
 	CHECK(c->restore_on_exit);
 	CHECK_STR(c->state_dir, "/var/lib/ccxd");
+	CHECK_STR(c->runtime_dir, "/run/ccxd");
 	CHECK(c->calibrate);
 	CHECK(c->metrics_file == NULL);
 	CHECK(c->min_rate == 1048576.0);
@@ -153,6 +154,7 @@ static void parses_every_key(void) {
 		"interval = 250ms\n"
 		"restore_on_exit = no\n"
 		"state_dir = /tmp/ccxd-state\n"
+		"runtime_dir = /tmp/ccxd-run\n"
 		"metrics_file = /var/lib/node-exporter/ccxd.prom\n"
 		"\n"
 		"[program:x265]\n"
@@ -175,6 +177,7 @@ static void parses_every_key(void) {
 	CHECK_INT(c->interval_usec, 250000);
 	CHECK(!c->restore_on_exit);
 	CHECK_STR(c->state_dir, "/tmp/ccxd-state");
+	CHECK_STR(c->runtime_dir, "/tmp/ccxd-run");
 	CHECK_STR(c->metrics_file, "/var/lib/node-exporter/ccxd.prom");
 	CHECK_INT(c->n_rules, 2);
 
@@ -189,8 +192,8 @@ static void parses_every_key(void) {
 	CHECK_INT(r->smt, RULE_SMT_AVOID);
 	CHECK_INT(r->prefer, RULE_PREFER_CACHE);
 	CHECK(r->force);
-	CHECK_INT(r->line, 10);
-	CHECK_INT(r->ccx_line, 13);
+	CHECK_INT(r->line, 11);
+	CHECK_INT(r->ccx_line, 14);
 
 	r = &c->rules[1];
 	CHECK_STR(r->name, "ffmpeg");
@@ -203,8 +206,8 @@ static void parses_every_key(void) {
 	CHECK_INT(r->smt, RULE_SMT_ALLOW);
 	CHECK_INT(r->prefer, RULE_PREFER_ANY);
 	CHECK(!r->force);
-	CHECK_INT(r->line, 19);
-	CHECK_INT(r->ccx_line, 19);
+	CHECK_INT(r->line, 20);
+	CHECK_INT(r->ccx_line, 20);
 	config_free(c);
 }
 
@@ -360,7 +363,7 @@ static void accepts_bom_and_crlf(void) {
 	config_free(c);
 	/* Only at the very start: elsewhere it is text like any other. */
 	check_errors("[daemon]\n\xef\xbb\xbfmode = off\n",
-		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
+		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 }
 
@@ -505,7 +508,7 @@ static void rejects_keys_outside_sections(void) {
 
 static void rejects_unknown_daemon_key(void) {
 	check_errors("[daemon]\nsockets = /a\n",
-		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
+		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 }
 
@@ -548,7 +551,7 @@ static void rejects_unknown_program_key(void) {
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
-		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
+		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 }
 
@@ -601,7 +604,7 @@ static void rejects_duplicate_daemon_section(void) {
 static void rejects_relative_socket(void) {
 	check_errors("[daemon]\nsocket = run/ccxd.sock\nsocket2 = x\n",
 		     "2: invalid value 'run/ccxd.sock' for socket (expected an absolute path)",
-		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
+		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 	check_errors("[daemon]\nsocket =\n", "2: invalid value '' for socket (expected an absolute path)", NULL);
 }

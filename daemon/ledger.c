@@ -1,0 +1,253 @@
+#include "ledger.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "cpulist.h"
+
+/* The file is ccxd's own, but a broken one must not make ccxd run wild:
+ * nesting deeper than the format's is an error, not a recursion. */
+#define LEDGER_JSON_DEPTH 8
+/* Far more than any machine has processes: a bigger file is not ours. */
+#define LEDGER_SIZE_MAX (64 << 20)
+
+static const char *const owner_names[_LEDGER_OWNER_MAX] = {
+	[LEDGER_RULE] = "rule",
+	[LEDGER_HAND] = "hand",
+	[LEDGER_AUTO] = "auto",
+};
+
+const char *ledger_owner_to_string(enum ledger_owner o) {
+	return o < _LEDGER_OWNER_MAX ? owner_names[o] : "unknown";
+}
+
+/* {"version": 1, "processes": [{"pid": 812, "start_time": 5234, "comm": "x264",
+ *   "owner": "rule", "rule": "encoder", "inherited_from": 0,
+ *   "original": "0-15", "cpus": "0-7"}, ...]} */
+int ledger_format(const struct ledger_entry *e, size_t n, char **ret) {
+	json_object *o = json_object_new_object(), *list = json_object_new_array();
+	char buf[CPULIST_MAX];
+	const char *text;
+
+	if (!o || !list) {
+		json_object_put(o);
+		json_object_put(list);
+		return -ENOMEM;
+	}
+	json_object_object_add(o, "version", json_object_new_int(1));
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_new_object();
+		if (!p)
+			break;
+		json_object_object_add(p, "pid", json_object_new_int(e[i].pid));
+		json_object_object_add(p, "start_time", json_object_new_uint64(e[i].start_time));
+		json_object_object_add(p, "comm", json_object_new_string(e[i].comm));
+		json_object_object_add(p, "owner", json_object_new_string(ledger_owner_to_string(e[i].owner)));
+		if (e[i].owner == LEDGER_RULE)
+			json_object_object_add(p, "rule", json_object_new_string(e[i].rule));
+		if (e[i].inherited_from)
+			json_object_object_add(p, "inherited_from", json_object_new_int(e[i].inherited_from));
+		json_object_object_add(p, "original",
+				       json_object_new_string(cpulist_format(&e[i].original, buf, sizeof(buf))));
+		json_object_object_add(p, "cpus", json_object_new_string(cpulist_format(&e[i].cpus, buf, sizeof(buf))));
+		json_object_array_add(list, p);
+	}
+	json_object_object_add(o, "processes", list);
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	*ret = text ? strdup(text) : NULL;
+	json_object_put(o);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int fail(char **error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(char **error, const char *fmt, ...) {
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(error, fmt, ap) < 0)
+		*error = NULL;
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool get_int(json_object *p, const char *key, int64_t min, int64_t max, int64_t *ret) {
+	json_object *v;
+
+	if (!json_object_object_get_ex(p, key, &v) || !json_object_is_type(v, json_type_int))
+		return false;
+	errno = 0;
+	*ret = json_object_get_int64(v);
+	return errno == 0 && *ret >= min && *ret <= max;
+}
+
+static const char *get_string(json_object *p, const char *key) {
+	json_object *v;
+
+	if (!json_object_object_get_ex(p, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static int parse_entry(json_object *p, size_t i, struct ledger_entry *e, char **error) {
+	const char *comm = get_string(p, "comm"), *owner = get_string(p, "owner"), *rule = get_string(p, "rule");
+	const char *original = get_string(p, "original"), *cpus = get_string(p, "cpus");
+	int64_t pid, start_time, parent = 0;
+
+	memset(e, 0, sizeof(*e));
+	if (!json_object_is_type(p, json_type_object))
+		return fail(error, "process %zu is not an object", i);
+	if (!get_int(p, "pid", 1, INT_MAX, &pid) || !get_int(p, "start_time", 0, INT64_MAX, &start_time))
+		return fail(error, "process %zu: no valid pid and start_time", i);
+	if (json_object_object_get_ex(p, "inherited_from", NULL) && !get_int(p, "inherited_from", 1, INT_MAX, &parent))
+		return fail(error, "process %zu: inherited_from is not a pid", i);
+	e->pid = (pid_t)pid;
+	e->start_time = (uint64_t)start_time;
+	e->inherited_from = (pid_t)parent;
+	if (!comm || strlen(comm) >= sizeof(e->comm))
+		return fail(error, "process %d: no valid comm", e->pid);
+	strcpy(e->comm, comm);
+	for (e->owner = 0; e->owner < _LEDGER_OWNER_MAX; e->owner++)
+		if (owner && strcmp(owner, owner_names[e->owner]) == 0)
+			break;
+	if (e->owner == _LEDGER_OWNER_MAX)
+		return fail(error, "process %d: owner is not rule, hand or auto", e->pid);
+	if (e->owner == LEDGER_RULE && (!rule || !*rule || strlen(rule) >= sizeof(e->rule)))
+		return fail(error, "process %d: no valid rule name", e->pid);
+	if (e->owner == LEDGER_RULE)
+		strcpy(e->rule, rule);
+	if (!original || cpulist_parse(original, &e->original) < 0 || CPU_COUNT(&e->original) == 0)
+		return fail(error, "process %d: original is not a CPU list", e->pid);
+	if (!cpus || cpulist_parse(cpus, &e->cpus) < 0 || CPU_COUNT(&e->cpus) == 0)
+		return fail(error, "process %d: cpus is not a CPU list", e->pid);
+	return 0;
+}
+
+int ledger_parse(const char *text, struct ledger_entry **ret, size_t *n, char **error) {
+	struct json_tokener *tok = json_tokener_new_ex(LEDGER_JSON_DEPTH);
+	json_object *o = NULL, *list;
+	struct ledger_entry *entries = NULL;
+	size_t count = 0;
+	int64_t version;
+	int r = 0;
+
+	*ret = NULL;
+	*n = 0;
+	*error = NULL;
+	if (!tok)
+		return -ENOMEM;
+	o = json_tokener_parse_ex(tok, text, (int)strnlen(text, LEDGER_SIZE_MAX));
+	if (!o || json_tokener_get_error(tok) != json_tokener_success)
+		r = fail(error, "not JSON: %s", json_tokener_error_desc(json_tokener_get_error(tok)));
+	else if (!json_object_is_type(o, json_type_object) || !get_int(o, "version", 1, 1, &version))
+		r = fail(error, "not a version 1 ledger");
+	else if (!json_object_object_get_ex(o, "processes", &list) || !json_object_is_type(list, json_type_array))
+		r = fail(error, "no processes array");
+	else {
+		count = json_object_array_length(list);
+		entries = count ? calloc(count, sizeof(*entries)) : NULL;
+		if (count && !entries)
+			r = -ENOMEM;
+		for (size_t i = 0; r == 0 && i < count; i++)
+			r = parse_entry(json_object_array_get_idx(list, i), i, &entries[i], error);
+	}
+	json_object_put(o);
+	json_tokener_free(tok);
+	if (r < 0) {
+		free(entries);
+		return r;
+	}
+	*ret = entries;
+	*n = count;
+	return 0;
+}
+
+static int path_in(const char *dir, const char *name, char *buf, size_t size) {
+	int len = snprintf(buf, size, "%s/%s", dir, name);
+
+	return len < 0 || (size_t)len >= size ? -ENAMETOOLONG : 0;
+}
+
+int ledger_write(const char *dir, const char *text) {
+	char path[PATH_MAX], tmp[PATH_MAX];
+	size_t len = strlen(text), done = 0;
+	int fd, r;
+
+	if ((r = path_in(dir, LEDGER_FILE, path, sizeof(path))) < 0 ||
+	    (r = path_in(dir, LEDGER_FILE ".tmp", tmp, sizeof(tmp))) < 0)
+		return r;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		ssize_t k = write(fd, text + done, len - done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			r = k < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)k;
+	}
+	/* No fsync: the runtime directory is a tmpfs, and the processes the
+	 * file speaks of do not outlive the machine either. */
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+int ledger_read(const char *dir, struct ledger_entry **ret, size_t *n, char **error) {
+	char path[PATH_MAX], *text;
+	FILE *f;
+	long size;
+	int r;
+
+	*ret = NULL;
+	*n = 0;
+	*error = NULL;
+	if ((r = path_in(dir, LEDGER_FILE, path, sizeof(path))) < 0)
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fseek(f, 0, SEEK_END) < 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0) {
+		r = -errno;
+		fclose(f);
+		return r;
+	}
+	if (size > LEDGER_SIZE_MAX) {
+		fclose(f);
+		return fail(error, "%ld bytes, more than a ledger can be", size);
+	}
+	text = malloc((size_t)size + 1);
+	if (!text) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	text[fread(text, 1, (size_t)size, f)] = '\0';
+	fclose(f);
+	r = ledger_parse(text, ret, n, error);
+	free(text);
+	return r;
+}
+
+int ledger_remove(const char *dir) {
+	char path[PATH_MAX];
+	int r = path_in(dir, LEDGER_FILE, path, sizeof(path));
+
+	if (r < 0)
+		return r;
+	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+}

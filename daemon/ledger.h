@@ -1,0 +1,50 @@
+/* What ccxd owes: the affinity every process it changed had before, kept in
+ * the runtime directory so that a ccxd killed without a chance to put them
+ * back finds them again when it restarts. The file is rewritten whole and
+ * renamed into place, so it is always either the old list or the new one. */
+#pragma once
+
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procfs.h"
+
+#define LEDGER_FILE "originals.json"
+
+enum ledger_owner {
+	LEDGER_RULE,              /* a rule placed it */
+	LEDGER_HAND,              /* ccxctl pin placed it */
+	LEDGER_AUTO,              /* the automatic policy moved it */
+	_LEDGER_OWNER_MAX,
+};
+
+struct ledger_entry {
+	pid_t pid;
+	uint64_t start_time;      /* with pid, names the process */
+	char comm[PROCFS_COMM_MAX];
+	enum ledger_owner owner;
+	char rule[256];           /* LEDGER_RULE: the rule's name (a config line is shorter) */
+	pid_t inherited_from;     /* the parent it inherited its placement from, 0 if none */
+	cpu_set_t original;       /* what it had before ccxd touched it */
+	cpu_set_t cpus;           /* what ccxd gave it */
+};
+
+/* The file's text for n entries. Pure. Returns 0, or -ENOMEM. */
+int ledger_format(const struct ledger_entry *e, size_t n, char **ret);
+
+/* Parses a ledger's text. Pure. Returns 0 with a malloc'd array (NULL when
+ * n is 0), or -EINVAL with *error saying what is wrong, or -ENOMEM. */
+int ledger_parse(const char *text, struct ledger_entry **ret, size_t *n, char **error);
+
+/* Writes text to dir/LEDGER_FILE through a temporary file and rename(). */
+int ledger_write(const char *dir, const char *text);
+
+/* Reads and parses dir/LEDGER_FILE: -ENOENT when there is none. */
+int ledger_read(const char *dir, struct ledger_entry **ret, size_t *n, char **error);
+
+/* Removes dir/LEDGER_FILE: nothing is owed any more. */
+int ledger_remove(const char *dir);
+
+const char *ledger_owner_to_string(enum ledger_owner o);
