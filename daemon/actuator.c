@@ -10,8 +10,9 @@
 
 #include "procfs.h"
 
-/* More rounds than this means the process creates threads faster than we can
- * list them; what we pinned stays pinned and the next event retries. */
+/* A process that makes threads faster than we can list them cannot keep us
+ * busy for longer than this; what we pinned stays pinned, and the rounds
+ * end much sooner: see actuator_apply_each. */
 #define APPLY_ROUNDS_MAX 16
 
 int actuator_open(const char *root, pid_t pid, uint64_t start_time) {
@@ -51,14 +52,22 @@ int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask
 }
 
 /* Gives one thread the next mask of the rotation. A thread that exited in
- * the meantime is no failure. */
-static int place_thread(pid_t tid, const cpu_set_t *masks, size_t n_masks, unsigned *next, pid_t *highest_tid) {
-	if (sched_setaffinity(tid, sizeof(*masks), &masks[*next % n_masks]) < 0 && errno != ESRCH)
-		return -errno;
+ * the meantime is no failure. Returns 1 when the thread had another mask
+ * (or may have: only with one mask for all is that asked), 0 when it was
+ * born with the target already. */
+static int place_thread(pid_t tid, const cpu_set_t *masks, size_t n_masks, unsigned *next, pid_t *highest_tid,
+			bool ask) {
+	cpu_set_t current;
+
 	if (highest_tid && tid > *highest_tid)
 		*highest_tid = tid;
+	if (ask && n_masks == 1 && sched_getaffinity(tid, sizeof(current), &current) == 0 &&
+	    CPU_EQUAL(&current, &masks[0]))
+		return 0;
+	if (sched_setaffinity(tid, sizeof(*masks), &masks[*next % n_masks]) < 0 && errno != ESRCH)
+		return -errno;
 	(*next)++;
-	return 0;
+	return 1;
 }
 
 int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t *masks, size_t n_masks,
@@ -77,9 +86,14 @@ int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t 
 	done = malloc(sizeof(*done));
 	if (!done)
 		return -ENOMEM;
-	r = place_thread(pid, masks, n_masks, next, highest_tid);
+	r = place_thread(pid, masks, n_masks, next, highest_tid, false);
 	done[n_done++] = pid;
 
+	/* Threads made while we work: each round places those the last listing
+	 * did not show. With one mask for all, the list is settled once a
+	 * round finds none that lacked it: every thread listed before has it,
+	 * so whatever they make is born with it, and so on down. (A process
+	 * that keeps making short threads would otherwise never look settled.) */
 	for (int round = 0; r >= 0 && round < APPLY_ROUNDS_MAX; round++) {
 		size_t fresh = 0;
 		pid_t *grown;
@@ -97,9 +111,10 @@ int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t 
 		for (size_t i = 0; i < n_tasks && r >= 0; i++) {
 			if (contains(done, n_done, tasks[i]))
 				continue;
-			r = place_thread(tasks[i], masks, n_masks, next, highest_tid);
+			r = place_thread(tasks[i], masks, n_masks, next, highest_tid, true);
 			done[n_done++] = tasks[i];
-			fresh++;
+			if (r > 0)
+				fresh++;
 		}
 		free(tasks);
 		if (fresh == 0)
@@ -108,7 +123,7 @@ int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t 
 	free(done);
 	if (r >= 0 && !pidfd_alive(pidfd))
 		r = -ESRCH;
-	return r;
+	return r < 0 ? r : 0;
 }
 
 int actuator_apply_thread(int pidfd, pid_t tid, const cpu_set_t *mask) {
