@@ -275,11 +275,10 @@ static const struct rule *match_rule(struct manager *m, const struct procfs_stat
 	return rule;
 }
 
+/* Forgets pid. Nothing is owed to a process that is gone, and an entry of
+ * the ledger for it is harmless (it names a start time that no process has
+ * any more): the interval's sync removes it, not a write per exit. */
 static void drop(struct manager *m, pid_t pid) {
-	const struct proc *p = proctable_get(m->procs, pid);
-
-	if (p && p->state == PROC_PINNED)
-		owe_changed(m);
 	proctable_remove(m->procs, pid);
 }
 
@@ -996,8 +995,8 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 		r = autoplace_cycle(m->autoplace, m->topology, m->config->mode, &options, placed_by_rule, m, usec);
 		if (r < 0)
 			log_warning_errno(r, "Sampling failed, trying again next interval: %m");
-		owe_changed(m);
 	}
+	owe_changed(m);   /* the automatic policy's moves, and exits */
 	notify_status(m);
 	metrics_update_file(m);
 	return arm_interval(m);
