@@ -748,10 +748,10 @@ static int ledger_sync(struct manager *m) {
 	char *text;
 	int r = collect_owed(m, &e, &n);
 
-	if (r >= 0)
+	if (r >= 0) {
 		r = ledger_format(e, n, &text);
-	if (r >= 0)
 		free(e);
+	}
 	if (r < 0)
 		return log_warning_errno(r, "Failed to list the original affinities owed: %m");
 	if (m->ledger_text && strcmp(text, m->ledger_text) == 0) {
