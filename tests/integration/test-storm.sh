@@ -7,7 +7,17 @@
 . "$(dirname "$0")/lib.sh"
 
 EXEC=$TOP/tools/helpers/ccxt-exec
-cp "$EXEC" "$WORK/ccxt-short"   # exits at once under this name
+# A program that exits at once: ccxt-exec under another name, static and so
+# quick to start; a sanitizer build's is neither (its runtime maps gigabytes
+# of shadow memory at each start), and true stands in for it. Its allocator
+# also keeps freed memory in quarantine, so memory is judged only without.
+if ldd "$CCXD" 2>/dev/null | grep -q 'libasan'; then
+	cp /bin/true "$WORK/ccxt-short"
+	SANITIZED=yes
+else
+	cp "$EXEC" "$WORK/ccxt-short"
+	SANITIZED=no
+fi
 survivor=$(make_program ccxt-survivor)
 write_conf <<CONF
 [daemon]
@@ -34,7 +44,7 @@ storm() {   # storm N: four forkers of N short programs each, in the background
 survivors=
 start_survivors() {
 	for i in $(seq 1 "$1"); do
-		spawn "$survivor" 300
+		spawn "$survivor" 3600
 		survivors="$survivors $SPAWNED"
 	done
 }
@@ -76,5 +86,9 @@ check "the process table holds the survivors and nothing else" \
 	sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq '.processes | length')\" = 8 ]"
 echo "# lost events: $(counter lost_events), rescans: $(( $(counter rescans) - rescans_before ))"
 echo "# ccxd memory: VmRSS $rss_before kB before, $(kib VmRSS) kB after, VmHWM (peak) $(kib VmHWM) kB"
-check "ccxd's memory did not grow with the storm (RSS within 4 MiB)" [ "$(kib VmRSS)" -lt $((rss_before + 4096)) ]
+if [ "$SANITIZED" = no ]; then
+	check "ccxd's memory did not grow with the storm (RSS within 4 MiB)" [ "$(kib VmRSS)" -lt $((rss_before + 4096)) ]
+else
+	echo "ok - ccxd's memory did not grow with the storm # SKIP a sanitizer's quarantine keeps freed memory"
+fi
 check "ccxd shuts down cleanly" stop_ccxd
