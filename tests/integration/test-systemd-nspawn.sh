@@ -207,6 +207,8 @@ check "which is active again" [ "$(ns systemctl is-active ccxd)" = active ]
 check "and pins the program again" wait_for 5 ccpus_are "$pid_in_container" 1
 
 MAINPID=$(ns systemctl show -p MainPID --value ccxd)
+check "the original it owes is in /run/ccxd, across restarts" wait_for 3 sh -c "nsenter -t $LEADER -a cat /run/ccxd/originals.json </dev/null |
+	jq -e '.processes[] | select(.pid == $pid_in_container and .original == \"$original\")' >/dev/null"
 ns sh -c "kill -STOP $MAINPID"
 restarted() {
 	pid=$(ns systemctl show -p MainPID --value ccxd)
@@ -215,6 +217,8 @@ restarted() {
 check "the watchdog restarts a hung ccxd" wait_for 15 restarted
 check "and the journal says why" sh -c "nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'Watchdog timeout'"
 check "the restarted ccxd answers" sh -c "nsenter -t $LEADER -a ccxctl status </dev/null | grep -q '^ccxd '"
+check "and took back the program the killed one had pinned, with its true original" sh -c "nsenter -t $LEADER -a ccxctl --json status </dev/null |
+	jq -e '.counters.readopted == 1 and (.processes[] | select(.pid == $pid_in_container) | .state == \"pinned\" and .original_cpus == \"$original\")' >/dev/null"
 
 # ---- decisions by hand, in the journal ----------------------------------------------
 
