@@ -1,6 +1,8 @@
 /* The pure /proc parsers behind the readers. */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "procfs.h"
 #include "test.h"
@@ -73,5 +75,101 @@ static void stat_with_parentheses_in_comm(void) {
 	CHECK_INT(procfs_parse_stat("42 a S 1", 42, &st), -EINVAL);
 }
 
+static void stat_tells_the_cpu_it_ran_on_last(void) {
+	struct procfs_stat st;
+
+	/* A whole line as the kernel writes it: processor is field 39. */
+	CHECK_INT(procfs_parse_stat("7 (cat) R 5 5 4 0 -1 4194304 100 0 0 0 2 1 0 0 20 0 1 0 993548 3133440 340 "
+				    "18446744073709551615 940 941 1407 0 0 0 0 0 0 0 0 0 17 13 0 0 0 0 0 9 9 9 1 1 1 1 0\n",
+				    7, &st), 0);
+	CHECK_INT(st.utime, 2);
+	CHECK_INT(st.processor, 13);
+	/* A line that stops before it still parses, without one. */
+	CHECK_INT(procfs_parse_stat("42 (a) S 1 42 42 0 -1 4194560 0 0 0 0 7 3 0 0 20 0 1 0 999 0 0\n", 42, &st), 0);
+	CHECK_INT(st.processor, -1);
+}
+
+static void cpu_lines_of_proc_stat(void) {
+	struct procfs_cpu_time t[4];
+
+	CHECK_INT(procfs_parse_cpu_times("cpu  9 9 9 9 9 9 9 9 0 0\n"
+					 "cpu0 100 1 50 800 7 2 3 4 30 0\n"
+					 "cpu3 10 0 5 85\n"
+					 "intr 1 2 3\n"
+					 "cpu7 1 1 1 1 1 1 1 1 0 0", t, 4), 2);
+	/* guest time (30) is inside user already: not counted twice. */
+	CHECK_INT(t[0].cpu, 0);
+	CHECK_INT(t[0].busy, 100 + 1 + 50 + 2 + 3 + 4);
+	CHECK_INT(t[0].total, 160 + 800 + 7);
+	/* An old kernel's four fields are enough. */
+	CHECK_INT(t[1].cpu, 3);
+	CHECK_INT(t[1].busy, 15);
+	CHECK_INT(t[1].total, 100);
+	/* The last line was cut short: left out, not misread. */
+	CHECK_INT(procfs_parse_cpu_times("cpu0 1 2\n", t, 4), -EINVAL);
+	CHECK_INT(procfs_parse_cpu_times("cpu0 1 2 x 4\n", t, 4), -EINVAL);
+	CHECK_INT(procfs_parse_cpu_times("cpu0 1 2 3 4\ncpu1 1 2 3 4\n", t, 1), 1);
+	CHECK_INT(procfs_parse_cpu_times("", t, 4), 0);
+}
+
+static void this_machines_cpus_in_proc_stat(void) {
+	struct procfs_cpu_time *t;
+	size_t n;
+
+	CHECK_INT(procfs_read_cpu_times("", &t, &n), 0);
+	CHECK_INT(n, sysconf(_SC_NPROCESSORS_ONLN));
+	for (size_t i = 0; i < n; i++)
+		CHECK(t[i].total > t[i].busy);
+	free(t);
+	CHECK_INT(procfs_read_cpu_times("/nonexistent", &t, &n), -ENOENT);
+}
+
+static void *spin(void *arg) {
+	struct timespec start, now;
+
+	(void)arg;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+	while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 60 * 1000000L);
+	pause();
+	return NULL;
+}
+
+/* The thread of this process that is not the main one. */
+static pid_t other_thread(void) {
+	pid_t *tasks, tid = -1;
+	size_t n;
+
+	if (procfs_list_tasks("", getpid(), &tasks, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (tasks[i] != getpid())
+			tid = tasks[i];
+	free(tasks);
+	return tid;
+}
+
+/* A thread's own stat counts its own CPU time, not the process's. */
+static void a_threads_own_cpu_time(void) {
+	struct procfs_stat main_st, thread_st;
+	pthread_t th;
+	pid_t tid;
+
+	CHECK(pthread_create(&th, NULL, spin, NULL) == 0);
+	usleep(300 * 1000);   /* it has spun its 60 ms of CPU by then */
+	tid = other_thread();
+	CHECK(tid > 0);
+	CHECK_INT(procfs_read_task_stat("", getpid(), tid, &thread_st), 0);
+	CHECK_INT(procfs_read_task_stat("", getpid(), getpid(), &main_st), 0);
+	CHECK_INT(thread_st.pid, tid);
+	CHECK(thread_st.utime + thread_st.stime >= 4);   /* 60 ms in 10 ms ticks, give or take */
+	CHECK(main_st.utime + main_st.stime < thread_st.utime + thread_st.stime);
+	CHECK(thread_st.processor >= 0);
+	CHECK_INT(procfs_read_task_stat("", getpid(), 999999, &thread_st), -ESRCH);
+}
+
 TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(cgroup_v1_cpuset_wins_over_v2),
-	  T(cgroup_v2_alone), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm))
+	  T(cgroup_v2_alone), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
+	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat),
+	  T(a_threads_own_cpu_time))
