@@ -150,15 +150,33 @@ int procfs_parse_stat(const char *buf, pid_t pid, struct procfs_stat *ret) {
 	return 0;
 }
 
-int procfs_read_task_stat(const char *root, pid_t pid, pid_t tid, struct procfs_stat *ret) {
-	char path[PATH_MAX], buf[1024];
+int procfs_parse_schedstat(const char *buf, struct procfs_schedstat *ret) {
+	unsigned long long run, wait;
+	int end = 0;
+
+	if (sscanf(buf, "%llu %llu%n", &run, &wait, &end) != 2 || (buf[end] != ' ' && buf[end] != '\n'))
+		return -EINVAL;
+	ret->run_ns = run;
+	ret->wait_ns = wait;
+	return 0;
+}
+
+int procfs_read_task_schedstat(const char *root, pid_t pid, pid_t tid, struct procfs_schedstat *ret) {
+	char path[PATH_MAX], buf[128];
 	ssize_t len;
 
-	snprintf(path, sizeof(path), "%s/proc/%d/task/%d/stat", root, (int)pid, (int)tid);
+	snprintf(path, sizeof(path), "%s/proc/%d/task/%d/schedstat", root, (int)pid, (int)tid);
 	len = procfs_read_file(path, buf, sizeof(buf));
-	if (len < 0)
+	if (len < 0) {
+		/* Without the file at all, the task directory is still there. */
+		if (len == -ENOENT) {
+			snprintf(path, sizeof(path), "%s/proc/%d/task/%d", root, (int)pid, (int)tid);
+			if (access(path, F_OK) == 0)
+				return -ENOENT;
+		}
 		return vanished((int)len);
-	return procfs_parse_stat(buf, tid, ret);
+	}
+	return procfs_parse_schedstat(buf, ret);
 }
 
 /* "cpuN user nice system idle iowait irq softirq steal ..." in one line

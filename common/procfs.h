@@ -40,9 +40,17 @@ int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret);
 /* The text of a stat file. -EINVAL when it does not parse. */
 int procfs_parse_stat(const char *buf, pid_t pid, struct procfs_stat *ret);
 
-/* /proc/PID/task/TID/stat: one thread's own CPU time (the process's stat sums
- * all of its threads). -ESRCH when the thread or its process is gone. */
-int procfs_read_task_stat(const char *root, pid_t pid, pid_t tid, struct procfs_stat *ret);
+/* /proc/PID/task/TID/schedstat: how long one thread ran and how long it
+ * waited, runnable, for a CPU; both in nanoseconds since it started. */
+struct procfs_schedstat {
+	uint64_t run_ns, wait_ns;
+};
+
+/* The text of a schedstat file: 0, or -EINVAL without both figures. */
+int procfs_parse_schedstat(const char *buf, struct procfs_schedstat *ret);
+/* -ESRCH when the thread or its process is gone, -ENOENT without
+ * CONFIG_SCHED_INFO. */
+int procfs_read_task_schedstat(const char *root, pid_t pid, pid_t tid, struct procfs_schedstat *ret);
 
 /* One CPU's line of /proc/stat, in clock ticks since boot. */
 struct procfs_cpu_time {

@@ -1,5 +1,5 @@
 /* The /proc parsers: the first byte picks which file the rest is the text
- * of, so one corpus covers stat, io, cgroup, fd link targets and /proc/stat. */
+ * of, so one corpus covers stat, io, cgroup, fd link targets, /proc/stat and schedstat. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	memcpy(buf, data + 1, size - 1);
 	buf[size - 1] = '\0';
 
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0: {
 		struct procfs_stat st;
 		if (procfs_parse_stat(buf, 42, &st) == 0 &&
@@ -54,6 +54,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 		for (int i = 0; i < n; i++)
 			if (t[i].cpu >= CPU_SETSIZE)
 				abort();
+		break;
+	}
+	case 5: {
+		struct procfs_schedstat ss;
+		(void)procfs_parse_schedstat(buf, &ss);
 		break;
 	}
 	}

@@ -150,9 +150,20 @@ static pid_t other_thread(void) {
 	return tid;
 }
 
-/* A thread's own stat counts its own CPU time, not the process's. */
+static void schedstat_has_run_and_wait_time(void) {
+	struct procfs_schedstat ss;
+
+	CHECK_INT(procfs_parse_schedstat("137532701 24235518 273\n", &ss), 0);
+	CHECK_INT(ss.run_ns, 137532701);
+	CHECK_INT(ss.wait_ns, 24235518);
+	CHECK_INT(procfs_parse_schedstat("137532701\n", &ss), -EINVAL);
+	CHECK_INT(procfs_parse_schedstat("1 2x 3\n", &ss), -EINVAL);
+	CHECK_INT(procfs_parse_schedstat("", &ss), -EINVAL);
+}
+
+/* A thread's own schedstat counts its own time, not the process's. */
 static void a_threads_own_cpu_time(void) {
-	struct procfs_stat main_st, thread_st;
+	struct procfs_schedstat main_ss, thread_ss;
 	pthread_t th;
 	pid_t tid;
 
@@ -160,16 +171,14 @@ static void a_threads_own_cpu_time(void) {
 	usleep(300 * 1000);   /* it has spun its 60 ms of CPU by then */
 	tid = other_thread();
 	CHECK(tid > 0);
-	CHECK_INT(procfs_read_task_stat("", getpid(), tid, &thread_st), 0);
-	CHECK_INT(procfs_read_task_stat("", getpid(), getpid(), &main_st), 0);
-	CHECK_INT(thread_st.pid, tid);
-	CHECK(thread_st.utime + thread_st.stime >= 4);   /* 60 ms in 10 ms ticks, give or take */
-	CHECK(main_st.utime + main_st.stime < thread_st.utime + thread_st.stime);
-	CHECK(thread_st.processor >= 0);
-	CHECK_INT(procfs_read_task_stat("", getpid(), 999999, &thread_st), -ESRCH);
+	CHECK_INT(procfs_read_task_schedstat("", getpid(), tid, &thread_ss), 0);
+	CHECK_INT(procfs_read_task_schedstat("", getpid(), getpid(), &main_ss), 0);
+	CHECK(thread_ss.run_ns >= 60 * 1000000ULL);
+	CHECK(main_ss.run_ns < thread_ss.run_ns);
+	CHECK_INT(procfs_read_task_schedstat("", getpid(), 999999, &thread_ss), -ESRCH);
 }
 
 TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(cgroup_v1_cpuset_wins_over_v2),
 	  T(cgroup_v2_alone), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
-	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat),
+	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time),
 	  T(a_threads_own_cpu_time))
