@@ -163,22 +163,22 @@ static void seatings_on_a_zen1_ccx(void) {
 	struct topology *t = load("amd-ryzen7-1800x.xml");
 	cpu_set_t cpus[4], taken;
 
-	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, NULL, cpus), 0);
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, NULL, NULL, cpus), 0);
 	CHECK_STR(list(&cpus[0]), "4,12");
 	CHECK_STR(list(&cpus[1]), "5,13");
-	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SMT, 2, NULL, cpus), 0);
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SMT, 2, NULL, NULL, cpus), 0);
 	CHECK_STR(list(&cpus[0]), "4");
 	CHECK_STR(list(&cpus[1]), "12");
-	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SHARED, 3, NULL, cpus), 0);
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SHARED, 3, NULL, NULL, cpus), 0);
 	CHECK_STR(list(&cpus[2]), "4");
 	/* Another group took cores 4 and 5: this one gets the free ones. */
 	CHECK_INT(cpulist_parse("4-5,12-13", &taken), 0);
-	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, &taken, cpus), 0);
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, NULL, &taken, cpus), 0);
 	CHECK_STR(list(&cpus[0]), "6,14");
 	CHECK_STR(list(&cpus[1]), "7,15");
 	/* Five members do not fit one per core on four cores, nor on one core's SMT. */
-	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 5, NULL, cpus), -ENOSPC);
-	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 3, NULL, cpus), -ENOSPC);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 5, NULL, NULL, cpus), -ENOSPC);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 3, NULL, NULL, cpus), -ENOSPC);
 	topology_free(t);
 }
 
@@ -186,14 +186,82 @@ static void no_smt_without_siblings(void) {
 	struct topology *t = load("amd-epyc-7763-2s.xml");
 	cpu_set_t cpus[2];
 
-	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 2, NULL, cpus), -ENOSPC);
-	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 2, NULL, cpus), 0);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 2, NULL, NULL, cpus), -ENOSPC);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 2, NULL, NULL, cpus), 0);
 	CHECK_STR(list(&cpus[0]), "0");
 	CHECK_STR(list(&cpus[1]), "1");
 	topology_free(t);
 }
 
-TEST_MAIN(T(seatings_on_a_zen1_ccx), T(no_smt_without_siblings), T(pin_takes_every_listed_ccx), T(smt_avoid_takes_one_pu_per_core), T(compact_auto_takes_the_least_loaded_ccx),
+static void seatings_for_busy_threads(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	unsigned three[] = { 3 }, mixed[] = { 1, 2 }, five[] = { 5 };
+	cpu_set_t cpus[2];
+
+	/* A process with three busy threads: a core for each, or their PUs
+	 * packed onto siblings; one CPU cannot hold them. */
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 1, three, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "0-2,8-10");
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 1, three, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "0-1,8");
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SHARED, 1, three, NULL, cpus), -ENOSPC);
+	/* A writer and a reader with two busy threads. */
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, mixed, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "4,12");
+	CHECK_STR(list(&cpus[1]), "5-6,13-14");
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SMT, 2, mixed, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "4");
+	CHECK_STR(list(&cpus[1]), "5,12");
+	/* Five busy threads: more than the 4 cores, but the 8 PUs hold them. */
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 1, five, NULL, cpus), -ENOSPC);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 1, five, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "0-2,8-9");
+	topology_free(t);
+}
+
+static void load_of_each_ccx_from_its_cpus(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	double cpu_load[16] = { 0 }, busy[2];
+
+	/* CCX 0 is 0-3,8-11; CPUs past the end of cpu_load count as idle. */
+	cpu_load[0] = 1.0;
+	cpu_load[9] = 0.5;
+	cpu_load[4] = 0.25;
+	placer_ccx_load(t, cpu_load, 16, busy);
+	CHECK(busy[0] > 1.49 && busy[0] < 1.51);
+	CHECK(busy[1] > 0.24 && busy[1] < 0.26);
+	placer_ccx_load(t, cpu_load, 2, busy);
+	CHECK(busy[0] > 0.99 && busy[0] < 1.01);
+	CHECK(busy[1] == 0.0);
+	topology_free(t);
+}
+
+/* Other programs' load on the CPUs counts as much as ccxd's own groups. */
+static void a_ccx_busy_with_other_load_is_avoided(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	double cpu_load[16] = { 0 }, busy[2], demand[] = { 2.0 };
+	int ccx;
+
+	/* Idle, the first CCX of equals wins. */
+	CHECK_INT(placer_groups(t, demand, 1, NULL, &ccx), 1);
+	CHECK_INT(ccx, 0);
+	/* Half of CCX 0's CPUs busy with something else: CCX 1 has more room. */
+	for (int cpu = 0; cpu < 4; cpu++)
+		cpu_load[cpu] = 1.0;
+	placer_ccx_load(t, cpu_load, 16, busy);
+	CHECK_INT(placer_groups(t, demand, 1, busy, &ccx), 1);
+	CHECK_INT(ccx, 1);
+	/* Both nearly full: a group of 2 fits on neither. */
+	for (int cpu = 0; cpu < 16; cpu++)
+		cpu_load[cpu] = 0.9;
+	placer_ccx_load(t, cpu_load, 16, busy);
+	CHECK_INT(placer_groups(t, demand, 1, busy, &ccx), 0);
+	CHECK_INT(ccx, -1);
+	topology_free(t);
+}
+
+TEST_MAIN(T(seatings_on_a_zen1_ccx), T(seatings_for_busy_threads), T(load_of_each_ccx_from_its_cpus),
+	  T(a_ccx_busy_with_other_load_is_avoided), T(no_smt_without_siblings), T(pin_takes_every_listed_ccx), T(smt_avoid_takes_one_pu_per_core), T(compact_auto_takes_the_least_loaded_ccx),
 	  T(auto_honours_the_cpuset), T(prefer_cache_and_frequency_on_an_x3d), T(spread_gives_each_ccx_a_set),
 	  T(missing_ccx_is_an_error), T(groups_go_where_there_is_room), T(groups_avoid_busy_ccxs),
 	  T(more_groups_than_ccxs))
