@@ -379,43 +379,45 @@ static void subtract_members(const struct topology *t, const struct sampler_resu
 	}
 }
 
-/* What others put on each CCX, in CPUs: the load /proc/stat saw on its
+/* Other programs' load on each CCX, in CPUs: what /proc/stat saw on its
  * CPUs, less what g itself used (it is the one being placed) and what the
- * seated groups used; plus those groups' demand, which holds their room
- * even when they use less. */
-static void ccx_load(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
-		     double *busy) {
+ * seated groups used (counted by their demand instead). All 0 where there
+ * is no reading, or for another machine's topology. */
+static void other_load(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
+		       double *load) {
 	const struct sampler_result *s = a->sample;
 
-	if (s && s->n_cpu_load > 0 && !topology_is_foreign(t)) {
-		placer_ccx_load(t, s->cpu_load, s->n_cpu_load, busy);
-		for (size_t i = 0; i < a->n_groups; i++)
-			if (&a->groups[i] == g || holds_ccx(&a->groups[i]))
-				subtract_members(t, s, &a->groups[i].group, busy);
-		for (unsigned c = 0; c < t->n_ccx; c++)
-			if (busy[c] < 0)
-				busy[c] = 0;   /* clock ticks are coarse */
-	}
-	for (size_t i = 0; i < a->n_groups; i++) {
-		const struct autoplace_group *o = &a->groups[i];
-		if (o != g && holds_ccx(o))
-			busy[o->ccx] += demand_of(&o->group);
-	}
+	if (!s || s->n_cpu_load == 0 || topology_is_foreign(t))
+		return;
+	placer_ccx_load(t, s->cpu_load, s->n_cpu_load, load);
+	for (size_t i = 0; i < a->n_groups; i++)
+		if (&a->groups[i] == g || holds_ccx(&a->groups[i]))
+			subtract_members(t, s, &a->groups[i].group, load);
+	for (unsigned c = 0; c < t->n_ccx; c++)
+		if (load[c] < 0)
+			load[c] = 0;   /* clock ticks are coarse */
 }
 
 /* The CCX for g, with room counted after every other group that sits
- * somewhere and other programs' load; and the CPUs those groups hold there,
- * which g's seating avoids. */
+ * somewhere, and balanced against other programs' load; and the CPUs those
+ * groups hold there, which g's seating avoids. */
 static int choose_ccx(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
 		      cpu_set_t *taken) {
-	double *busy = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*busy)), demand = demand_of(&g->group);
+	size_t n = t->n_ccx ? t->n_ccx : 1;
+	double *busy = calloc(n, sizeof(*busy)), *load = calloc(n, sizeof(*load)), demand = demand_of(&g->group);
 	int ccx = -1;
 
-	if (!busy)
-		return -1;
-	ccx_load(a, t, g, busy);
-	placer_groups(t, &demand, 1, busy, &ccx);
+	if (busy && load) {
+		for (size_t i = 0; i < a->n_groups; i++) {
+			const struct autoplace_group *o = &a->groups[i];
+			if (o != g && holds_ccx(o))
+				busy[o->ccx] += demand_of(&o->group);
+		}
+		other_load(a, t, g, load);
+		placer_groups(t, &demand, 1, busy, load, &ccx);
+	}
 	free(busy);
+	free(load);
 	CPU_ZERO(taken);
 	for (size_t i = 0; ccx >= 0 && i < a->n_groups; i++) {
 		const struct autoplace_group *o = &a->groups[i];

@@ -142,7 +142,7 @@ void placer_ccx_load(const struct topology *t, const double *cpu_load, size_t n_
 }
 
 size_t placer_groups(const struct topology *t, const double *demand, size_t n_groups, const double *busy,
-		     int *ccx) {
+		     const double *load, int *ccx) {
 	double *room = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*room));
 	size_t *order = malloc((n_groups ? n_groups : 1) * sizeof(*order)), placed = 0;
 
@@ -159,9 +159,11 @@ size_t placer_groups(const struct topology *t, const double *demand, size_t n_gr
 	for (size_t i = 0; i < n_groups; i++) {
 		size_t g = order ? order[i] : i;
 		int best = -1;
-		for (unsigned c = 0; room && c < t->n_ccx; c++)
-			if (room[c] >= demand[g] && (best < 0 || room[c] > room[best]))
+		for (unsigned c = 0; room && c < t->n_ccx; c++) {
+			double left = room[c] - (load ? load[c] : 0.0);
+			if (room[c] >= demand[g] && (best < 0 || left > room[best] - (load ? load[best] : 0.0)))
 				best = (int)c;
+		}
 		ccx[g] = best;
 		if (best >= 0) {
 			room[best] -= demand[g];

@@ -48,16 +48,18 @@ size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned 
  * beyond it count as idle). */
 void placer_ccx_load(const struct topology *t, const double *cpu_load, size_t n_cpus, double *busy);
 
-/* Communicating groups onto CCXs: each goes onto the usable CCX with the
- * most room left (balance) that has room for its CPU demand, after the load
- * others already put on each CCX (busy, in CPUs: other programs' and the
- * groups already seated; NULL: none) and what the groups placed before it
- * took. The largest demands go first, so that small
- * groups fill the gaps big ones leave (first-fit decreasing). ccx[i] is -1
- * for a group that fits no CCX: it is left alone. Returns how many were
- * placed. */
+/* Communicating groups onto CCXs: each goes onto a usable CCX that has room
+ * for its CPU demand after what ccxd seated there (busy, in CPUs; NULL:
+ * none) and what the groups placed before it took; among those, onto the one
+ * with the most room left once other programs' load is counted too (load,
+ * in CPUs; NULL: none), for balance. That load steers but never refuses: it
+ * is not pinned, so the scheduler can move it out of the way, and a busy
+ * machine is where seating a group pays most. The largest demands go first,
+ * so that small groups fill the gaps big ones leave (first-fit decreasing).
+ * ccx[i] is -1 for a group that fits no CCX: it is left alone. Returns how
+ * many were placed. */
 size_t placer_groups(const struct topology *t, const double *demand, size_t n_groups, const double *busy,
-		     int *ccx);
+		     const double *load, int *ccx);
 
 /* Ways to seat a group's members inside one CCX, in the order tried when no
  * probe has measured them: the most CPU first. */

@@ -186,14 +186,14 @@ static void a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link(void) {
 	/* Largest traffic first: stages 106-111 carry 387 MiB/s, 100-105 420. */
 	CHECK_INT(g[0].id, 100);
 	CHECK_INT(g[1].id, 106);
-	CHECK_INT(placer_groups(t, demand, 2, NULL, ccx), 2);
+	CHECK_INT(placer_groups(t, demand, 2, NULL, NULL, ccx), 2);
 	CHECK(ccx[0] >= 0 && ccx[1] >= 0 && ccx[0] != ccx[1]);
 	/* Without a limit it stays whole, and fits no CCX. */
 	groups_free(g, n);
 	CHECK_INT(groups_build(s, MIB, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK(!g[0].split);
-	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, ccx), 0);
+	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, NULL, ccx), 0);
 	groups_free(g, n);
 	free_pipeline(s);
 	topology_free(t);
@@ -271,7 +271,7 @@ static void one_process_too_large_for_any_ccx_stays_whole(void) {
 	CHECK_INT(groups_build(&s, MIB, largest_ccx(t), &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK(g[0].demand > 11.99);
-	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, &ccx), 0);
+	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, NULL, &ccx), 0);
 	CHECK_INT(ccx, -1);
 	groups_free(g, n);
 	topology_free(t);

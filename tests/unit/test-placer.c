@@ -119,17 +119,17 @@ static void groups_go_where_there_is_room(void) {
 	int ccx[3];
 
 	/* 8 PUs per CCX: the 7 goes first, the 3 and the 2 share the other. */
-	CHECK_INT(placer_groups(t, demand, 3, NULL, ccx), 3);
+	CHECK_INT(placer_groups(t, demand, 3, NULL, NULL, ccx), 3);
 	CHECK_INT(ccx[2], 0);
 	CHECK_INT(ccx[1], 1);
 	CHECK_INT(ccx[0], 1);
 	/* A full machine: what does not fit is left alone. */
-	CHECK_INT(placer_groups(t, full, 3, NULL, ccx), 2);
+	CHECK_INT(placer_groups(t, full, 3, NULL, NULL, ccx), 2);
 	CHECK_INT(ccx[0], 0);
 	CHECK_INT(ccx[1], -1);
 	CHECK_INT(ccx[2], 1);
 	/* A group larger than any CCX. */
-	CHECK_INT(placer_groups(t, huge, 1, NULL, ccx), 0);
+	CHECK_INT(placer_groups(t, huge, 1, NULL, NULL, ccx), 0);
 	CHECK_INT(ccx[0], -1);
 	topology_free(t);
 }
@@ -141,7 +141,7 @@ static void groups_avoid_busy_ccxs(void) {
 
 	for (unsigned i = 0; i < t->n_ccx; i++)
 		busy[i] = i == 9 ? 1.0 : 7.5;
-	CHECK_INT(placer_groups(t, demand, 1, busy, &ccx), 1);
+	CHECK_INT(placer_groups(t, demand, 1, busy, NULL, &ccx), 1);
 	CHECK_INT(ccx, 9);
 	free(busy);
 	topology_free(t);
@@ -152,7 +152,7 @@ static void more_groups_than_ccxs(void) {
 	double demand[6] = { 1, 1, 1, 1, 1, 1 };
 	int ccx[6], on0 = 0;
 
-	CHECK_INT(placer_groups(t, demand, 6, NULL, ccx), 6);
+	CHECK_INT(placer_groups(t, demand, 6, NULL, NULL, ccx), 6);
 	for (int i = 0; i < 6; i++)
 		on0 += ccx[i] == 0;
 	CHECK_INT(on0, 3);   /* balanced over the two CCXs */
@@ -236,27 +236,39 @@ static void load_of_each_ccx_from_its_cpus(void) {
 	topology_free(t);
 }
 
-/* Other programs' load on the CPUs counts as much as ccxd's own groups. */
+/* Other programs' load on the CPUs steers a group to the CCX with the most
+ * room left, but never refuses it a CCX where ccxd's own groups leave room. */
 static void a_ccx_busy_with_other_load_is_avoided(void) {
 	struct topology *t = load("amd-ryzen7-1800x.xml");
-	double cpu_load[16] = { 0 }, busy[2], demand[] = { 2.0 };
+	double cpu_load[16] = { 0 }, load[2], seated[2] = { 0.0, 5.0 }, demand[] = { 2.0 };
 	int ccx;
 
 	/* Idle, the first CCX of equals wins. */
-	CHECK_INT(placer_groups(t, demand, 1, NULL, &ccx), 1);
+	CHECK_INT(placer_groups(t, demand, 1, NULL, NULL, &ccx), 1);
 	CHECK_INT(ccx, 0);
 	/* Half of CCX 0's CPUs busy with something else: CCX 1 has more room. */
 	for (int cpu = 0; cpu < 4; cpu++)
 		cpu_load[cpu] = 1.0;
-	placer_ccx_load(t, cpu_load, 16, busy);
-	CHECK_INT(placer_groups(t, demand, 1, busy, &ccx), 1);
+	placer_ccx_load(t, cpu_load, 16, load);
+	CHECK_INT(placer_groups(t, demand, 1, NULL, load, &ccx), 1);
 	CHECK_INT(ccx, 1);
-	/* Both nearly full: a group of 2 fits on neither. */
+	/* Both loaded, CCX 0 less: the less loaded one, not no room at all. */
 	for (int cpu = 0; cpu < 16; cpu++)
-		cpu_load[cpu] = 0.9;
-	placer_ccx_load(t, cpu_load, 16, busy);
-	CHECK_INT(placer_groups(t, demand, 1, busy, &ccx), 0);
-	CHECK_INT(ccx, -1);
+		cpu_load[cpu] = cpu < 4 || (cpu >= 8 && cpu < 12) ? 0.8 : 0.9;
+	placer_ccx_load(t, cpu_load, 16, load);
+	CHECK_INT(placer_groups(t, demand, 1, NULL, load, &ccx), 1);
+	CHECK_INT(ccx, 0);
+	/* ccxd's own groups hold their room: 5 CPUs seated on CCX 1 outweigh
+	 * 4 CPUs of other load on CCX 0 ... */
+	for (int cpu = 0; cpu < 16; cpu++)
+		cpu_load[cpu] = cpu < 4 ? 1.0 : 0.0;
+	placer_ccx_load(t, cpu_load, 16, load);
+	CHECK_INT(placer_groups(t, demand, 1, seated, load, &ccx), 1);
+	CHECK_INT(ccx, 0);
+	/* ... and a group needing more than they leave goes where other load is. */
+	demand[0] = 4.0;
+	CHECK_INT(placer_groups(t, demand, 1, seated, load, &ccx), 1);
+	CHECK_INT(ccx, 0);
 	topology_free(t);
 }
 
