@@ -584,6 +584,8 @@ static void estimate_rates(struct sampler_result *res) {
 		return;
 	for (size_t i = 0; i < res->n_channels; i++) {
 		long a = sampler_result_index(res, res->channels[i].from), b = sampler_result_index(res, res->channels[i].to);
+		if (res->channels[i].kind == CHANNEL_THREADS)
+			continue;   /* a process's own: its bytes are its rate already */
 		if (a >= 0)
 			share[a].channels++;
 		if (b >= 0)
@@ -594,7 +596,7 @@ static void estimate_rates(struct sampler_result *res) {
 		long a = sampler_result_index(res, c->from), b = sampler_result_index(res, c->to);
 		double a_out, a_in, b_out, b_in;
 
-		if (c->kind == CHANNEL_TCP || a < 0 || b < 0)
+		if (c->kind == CHANNEL_TCP || c->kind == CHANNEL_THREADS || a < 0 || b < 0)
 			continue;
 		a_out = res->procs[a].write_bps / share[a].channels;
 		a_in = res->procs[a].read_bps / share[a].channels;
@@ -681,6 +683,8 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 		r = unix_channels(s, eps, n_eps, res, &allocated);
 	if (r >= 0)
 		r = tcp_channels(s, eps, n_eps, res, &allocated);
+	if (r >= 0)
+		r = thread_channels(res, &allocated);
 	free(eps);
 	if (r < 0) {
 		close_seen(sc.seen, sc.n_seen);
@@ -689,13 +693,6 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 		return r;
 	}
 	estimate_rates(res);
-	r = thread_channels(res, &allocated);
-	if (r < 0) {
-		close_seen(sc.seen, sc.n_seen);
-		free(sc.seen);
-		sampler_result_free(res);
-		return r;
-	}
 	sample_cpu_load(s, res);
 
 	/* What is left open in the old list belongs to processes that are gone. */
