@@ -145,6 +145,7 @@ int procfs_parse_stat(const char *buf, pid_t pid, struct procfs_stat *ret) {
 	ret->flags = (unsigned long)field[8];
 	ret->utime = field[13];
 	ret->stime = field[14];
+	ret->threads = (unsigned long)field[19];
 	ret->start_time = field[21];
 	ret->processor = parse_processor(p);
 	return 0;

@@ -19,6 +19,7 @@ struct procfs_stat {
 	pid_t ppid;
 	unsigned long flags;       /* PF_* */
 	uint64_t utime, stime;     /* clock ticks */
+	unsigned long threads;     /* how many it has */
 	uint64_t start_time;       /* clock ticks after boot */
 	int processor;             /* the CPU it ran on last; -1 when the line stops before it */
 };

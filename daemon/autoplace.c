@@ -219,6 +219,12 @@ static int move(struct autoplace *a, const struct topology *t, struct autoplace_
 
 /* ---- decisions --------------------------------------------------------- */
 
+static int compare_pid(const void *x, const void *y) {
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+
+	return (a > b) - (a < b);
+}
+
 static int compare_str(const void *x, const void *y) {
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
@@ -658,13 +664,32 @@ static int merge_groups(struct autoplace *a, struct group *fresh, size_t n) {
 	return 0;
 }
 
-/* Groups that ended: their members get their originals back. */
+/* Whether a group seen in this sample holds one of g's members. */
+static bool taken_over(const struct autoplace *a, const struct autoplace_group *g) {
+	for (size_t i = 0; i < a->n_groups; i++) {
+		const struct autoplace_group *o = &a->groups[i];
+		if (o == g || !o->seen)
+			continue;
+		for (size_t k = 0; k < g->group.n_pids; k++)
+			if (bsearch(&g->group.pids[k], o->group.pids, o->group.n_pids, sizeof(pid_t), compare_pid))
+				return true;
+	}
+	return false;
+}
+
+/* Groups that ended: their members get their originals back. A group gone
+ * quiet has ended after a few samples; one whose members now belong to
+ * another group (a split along another channel, a stage that joined or
+ * left) has ended at once, since a process is in one group at a time. */
 static void drop_ended(struct autoplace *a, bool (*ruled)(void *, pid_t), void *userdata) {
+	bool *ended = calloc(a->n_groups ? a->n_groups : 1, sizeof(*ended));
 	size_t k = 0;
 
+	for (size_t i = 0; ended && i < a->n_groups; i++)
+		ended[i] = !a->groups[i].seen && taken_over(a, &a->groups[i]);
 	for (size_t i = 0; i < a->n_groups; i++) {
 		struct autoplace_group *g = &a->groups[i];
-		if (!g->seen && ++g->quiet >= AUTOPLACE_RELEASE_AFTER) {
+		if ((ended && ended[i]) || (!g->seen && ++g->quiet >= AUTOPLACE_RELEASE_AFTER)) {
 			release(a, g, ruled, userdata);
 			group_clear(a, g);
 			continue;
@@ -672,6 +697,7 @@ static void drop_ended(struct autoplace *a, bool (*ruled)(void *, pid_t), void *
 		a->groups[k++] = *g;
 	}
 	a->n_groups = k;
+	free(ended);
 }
 
 static bool any_ruled(const struct group *grp, bool (*ruled)(void *, pid_t), void *userdata) {

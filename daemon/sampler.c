@@ -222,17 +222,18 @@ static uint64_t thread_wanted(const struct seen *before, pid_t tid, uint64_t ns)
 /* How many of an active process's threads were busy: ran, or waited to run,
  * SAMPLER_BUSY_THREAD of the window or more. Waiting counts because a
  * thread that wants a CPU needs one whether or not a crowded machine gave
- * it one; and schedstat has it to the nanosecond, where CPU time comes in
- * 10 ms ticks. Only a process that used some CPU is looked at, so the others
- * cost no more reads. The first time its threads are read is their
+ * it one, and so the CPU the process got says nothing of how many threads
+ * wanted one: every thread of an active process that has several is read,
+ * as its fds are. schedstat has the time to the nanosecond, where CPU time
+ * comes in 10 ms ticks. The first time its threads are read is their
  * baseline: 0, not measured. */
-static unsigned count_busy_threads(const struct sampler *s, const struct seen *before, struct seen *now, double cpu,
-				   double window_s) {
+static unsigned count_busy_threads(const struct sampler *s, const struct seen *before, struct seen *now,
+				   unsigned long threads, double window_s) {
 	pid_t *tids = NULL;
 	size_t n = 0;
 	unsigned busy = 0;
 
-	if (cpu < SAMPLER_BUSY_THREAD || procfs_list_tasks(s->root, now->pid, &tids, &n) < 0)
+	if (threads < 2 || procfs_list_tasks(s->root, now->pid, &tids, &n) < 0)
 		return 0;
 	now->threads = n > 1 ? calloc(n, sizeof(*now->threads)) : NULL;
 	for (size_t i = 0; now->threads && i < n; i++) {
@@ -332,7 +333,7 @@ static int scan_processes(struct sampler *s, double window_s, struct sampler_res
 			memcpy(p->comm, st.comm, sizeof(p->comm));
 			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
 			p->last_cpu = st.processor;
-			p->busy_threads = count_busy_threads(s, before, &now, p->cpu, window_s);
+			p->busy_threads = count_busy_threads(s, before, &now, st.threads, window_s);
 			if (procfs_read_io(s->root, pids[i], &io) >= 0) {
 				/* The clock at this very read: a rate over the time the
 				 * timer meant to pass would be off by however late this

@@ -1,7 +1,8 @@
 # Groups of threads: a process with several busy threads is a group of its
 # own, seated on one CCX with a CPU for each busy thread, and judged by its
-# read/write bytes; one whose progress cannot be measured is not moved; one
-# larger than any CCX is left alone.
+# read/write bytes; one whose progress cannot be measured is not moved; a
+# pipeline of them larger than any CCX is split; a single process larger
+# than any CCX is left alone.
 . "$(dirname "$0")/lib.sh"
 THREADS=$TOP/tools/helpers/ccxt-threads
 
@@ -64,9 +65,30 @@ sleep 2
 check "a process with one busy thread is no group" no_group "$T"
 check "nor is one whose threads sleep" no_group "$S"
 kill "$T" "$S" 2>/dev/null
+
+# 4. A pipeline of three stages with three busy threads each needs 9 CPUs, a
+#    CCX of the 1800X has 8: it is split along its weaker pipe into a pair
+#    and a stage alone (a group of its threads), each on a CCX of its own.
+nice -n 19 sh -c "$THREADS --pipe 3 8 < /dev/zero | $THREADS --pipe 3 8 | $THREADS --pipe 3 8 > /dev/null" &
+CHILDREN="$CHILDREN $!"
+sleep 0.3
+set -- $(pgrep -f "^$THREADS --pipe" | sort -n)
+CHILDREN="$CHILDREN $*"
+# split_seated: the three stages are in two groups, each split from the
+# whole, decided in dry-run, within a CCX's 8 CPUs, on different CCXs.
+split_seated() {
+	ctl --json status | jq -e --argjson a "$1" --argjson b "$2" --argjson c "$3" '
+		[.groups[] | select(.pids | (index($a) or index($b) or index($c)))] as $g
+		| ($g | length) == 2 and ([$g[].pids[]] | sort) == ([$a, $b, $c] | sort)
+		and all($g[]; .split and .state == "dry-run" and .demand <= 8)
+		and ($g | map(.ccx) | unique | length) == 2' >/dev/null
+}
+check "a pipeline larger than a CCX is split in two, one piece on each CCX" wait_for 6 split_seated "$@"
+echo "# $(ctl --json status | jq -c '[.groups[] | {pids, ccx, cpus, demand, split, channels: [.channels[].kind]}]')"
+kill "$@" 2>/dev/null
 stop_ccxd
 
-# 4. Enforce on this machine split into two one-CPU "CCXs": two busy threads
+# 5. Enforce on this machine split into two one-CPU "CCXs": two busy threads
 #    fit neither, and one process cannot be split: it is left alone.
 write_conf <<CONF
 [daemon]

@@ -83,6 +83,7 @@ static void stat_tells_the_cpu_it_ran_on_last(void) {
 				    "18446744073709551615 940 941 1407 0 0 0 0 0 0 0 0 0 17 13 0 0 0 0 0 9 9 9 1 1 1 1 0\n",
 				    7, &st), 0);
 	CHECK_INT(st.utime, 2);
+	CHECK_INT(st.threads, 1);
 	CHECK_INT(st.processor, 13);
 	/* A line that stops before it still parses, without one. */
 	CHECK_INT(procfs_parse_stat("42 (a) S 1 42 42 0 -1 4194560 0 0 0 0 7 3 0 0 20 0 1 0 999 0 0\n", 42, &st), 0);
