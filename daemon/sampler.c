@@ -642,7 +642,9 @@ static void sample_cpu_load(struct sampler *s, struct sampler_result *res) {
 		return;
 	}
 	if (s->cpu_times && n > 0) {
-		res->n_cpu_load = now[n - 1].cpu + 1;
+		for (size_t i = 0; i < n; i++)
+			if (now[i].cpu + 1 > res->n_cpu_load)
+				res->n_cpu_load = now[i].cpu + 1;
 		res->cpu_load = calloc(res->n_cpu_load, sizeof(*res->cpu_load));
 		if (!res->cpu_load)
 			res->n_cpu_load = 0;
