@@ -145,24 +145,30 @@ static int gather_members(const struct sampler_result *s, size_t *parent, long *
 	return 0;
 }
 
-/* Each group's streams, and the threads channels of its members. A group of
- * one process's threads has no stream: its rate is that process's. */
-static int gather_channels(const struct sampler_result *s, const size_t *live, size_t n_live, const bool *dropped,
-			   size_t *parent, const long *slot, struct group *groups, unsigned *n_threads) {
+/* Each group's streams; a stream that was dropped marks both its ends'
+ * groups as pieces of what was one component. */
+static int gather_streams(const struct sampler_result *s, const size_t *live, size_t n_live, const bool *dropped,
+			  size_t *parent, const long *slot, struct group *groups) {
 	for (size_t k = 0; k < n_live; k++) {
-		long a = sampler_result_index(s, s->channels[live[k]].from);
-		struct group *g = &groups[slot[find(parent, (size_t)a)]];
+		const struct sampler_channel *c = &s->channels[live[k]];
+		struct group *g = &groups[slot[find(parent, (size_t)sampler_result_index(s, c->from))]];
 		if (dropped[k]) {
-			/* Both ends are pieces of what was one component. */
-			long b = sampler_result_index(s, s->channels[live[k]].to);
 			g->split = true;
-			groups[slot[find(parent, (size_t)b)]].split = true;
+			groups[slot[find(parent, (size_t)sampler_result_index(s, c->to))]].split = true;
 			continue;
 		}
 		if (add_index(&g->channels, &g->n_channels, live[k]) < 0)
 			return -ENOMEM;
-		g->bytes_per_s += s->channels[live[k]].bytes_per_s;
+		g->bytes_per_s += c->bytes_per_s;
 	}
+	return 0;
+}
+
+/* The threads channels of each group's members (n_threads[slot] counts
+ * them). A group with no stream, one process's threads, takes their rate:
+ * in a group with streams the same bytes are the streams' already. */
+static int gather_threads(const struct sampler_result *s, size_t *parent, const long *slot, struct group *groups,
+			  size_t n_groups, unsigned *n_threads) {
 	for (size_t c = 0; c < s->n_channels; c++) {
 		long a = sampler_result_index(s, s->channels[c].from);
 		size_t at;
@@ -173,15 +179,10 @@ static int gather_channels(const struct sampler_result *s, const size_t *live, s
 			return -ENOMEM;
 		n_threads[at]++;
 	}
-	for (size_t c = 0; c < s->n_channels; c++) {
-		long a = sampler_result_index(s, s->channels[c].from);
-		size_t at;
-		if (s->channels[c].kind != CHANNEL_THREADS || a < 0)
-			continue;
-		at = (size_t)slot[find(parent, (size_t)a)];
-		if (groups[at].n_channels == n_threads[at])
-			groups[at].bytes_per_s += s->channels[c].bytes_per_s;
-	}
+	for (size_t i = 0; i < n_groups; i++)
+		if (n_threads[i] > 0 && groups[i].n_channels == n_threads[i])
+			for (size_t k = 0; k < groups[i].n_channels; k++)
+				groups[i].bytes_per_s += s->channels[groups[i].channels[k]].bytes_per_s;
 	return 0;
 }
 
@@ -206,7 +207,9 @@ int groups_build(const struct sampler_result *s, double min_rate, double capacit
 	join(s, live, n_live, dropped, parent);
 	r = gather_members(s, parent, slot, groups, &n_groups);
 	if (r >= 0)
-		r = gather_channels(s, live, n_live, dropped, parent, slot, groups, n_threads);
+		r = gather_streams(s, live, n_live, dropped, parent, slot, groups);
+	if (r >= 0)
+		r = gather_threads(s, parent, slot, groups, n_groups, n_threads);
 	if (r < 0)
 		goto out;
 
