@@ -125,6 +125,8 @@ static void this_machines_cpus_in_proc_stat(void) {
 	CHECK_INT(procfs_read_cpu_times("/nonexistent", &t, &n), -ENOENT);
 }
 
+static volatile int spun;
+
 static void *spin(void *arg) {
 	struct timespec start, now;
 
@@ -133,6 +135,7 @@ static void *spin(void *arg) {
 	do
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
 	while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 60 * 1000000L);
+	spun = 1;
 	pause();
 	return NULL;
 }
@@ -169,7 +172,10 @@ static void a_threads_own_cpu_time(void) {
 	pid_t tid;
 
 	CHECK(pthread_create(&th, NULL, spin, NULL) == 0);
-	usleep(300 * 1000);   /* it has spun its 60 ms of CPU by then */
+	/* Its 60 ms of CPU may take a while on a busy machine. */
+	for (int i = 0; i < 1000 && !spun; i++)
+		usleep(10 * 1000);
+	CHECK(spun);
 	tid = other_thread();
 	CHECK(tid > 0);
 	CHECK_INT(procfs_read_task_schedstat("", getpid(), tid, &thread_ss), 0);
