@@ -1,6 +1,7 @@
 /* The pure /proc parsers behind the readers. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
@@ -125,7 +126,7 @@ static void this_machines_cpus_in_proc_stat(void) {
 	CHECK_INT(procfs_read_cpu_times("/nonexistent", &t, &n), -ENOENT);
 }
 
-static volatile int spun;
+static atomic_int spun;   /* set by the thread once it has spun */
 
 static void *spin(void *arg) {
 	struct timespec start, now;
