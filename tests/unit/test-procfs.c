@@ -1,4 +1,4 @@
-/* The pure /proc parsers behind the readers. */
+/* The /proc parsers behind the readers, and the readers on this machine's own /proc. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
