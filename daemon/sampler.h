@@ -2,7 +2,8 @@
  * CPU since the previous one, what connects them (pipes and FIFOs, Unix
  * sockets, loopback TCP, and the busy threads of one process) and estimates
  * the bytes per second on each channel; and how busy each CPU was. Idle
- * processes cost one read of /proc/PID/stat. */
+ * processes cost one read of /proc/PID/stat; an active one also its fds and,
+ * when it has several threads, each thread's schedstat. */
 #pragma once
 
 #include <stddef.h>
@@ -30,7 +31,8 @@ struct sampler_process {
 	char comm[PROCFS_COMM_MAX];
 	double cpu;                /* CPUs' worth of time used in the window: 1.0 = one CPU busy */
 	double read_bps, write_bps; /* read(2)/write(2) bytes per second */
-	unsigned busy_threads;     /* threads busy in the window (SAMPLER_BUSY_THREAD); 0: not measured */
+	unsigned busy_threads;     /* threads busy in the window (SAMPLER_BUSY_THREAD); 0: not
+				    * measured (one thread, or the first look at its threads) */
 	int last_cpu;              /* the CPU its main thread ran on last; -1 if unknown */
 };
 
