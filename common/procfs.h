@@ -19,7 +19,9 @@ struct procfs_stat {
 	pid_t ppid;
 	unsigned long flags;       /* PF_* */
 	uint64_t utime, stime;     /* clock ticks */
+	unsigned long threads;     /* how many it has */
 	uint64_t start_time;       /* clock ticks after boot */
+	int processor;             /* the CPU it ran on last; -1 when the line stops before it */
 };
 
 /* PF_KTHREAD: kernel threads have no program to place. */
@@ -38,6 +40,34 @@ int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret);
 
 /* The text of a stat file. -EINVAL when it does not parse. */
 int procfs_parse_stat(const char *buf, pid_t pid, struct procfs_stat *ret);
+
+/* /proc/PID/task/TID/schedstat: how long one thread ran and how long it
+ * waited, runnable, for a CPU; both in nanoseconds since it started. */
+struct procfs_schedstat {
+	uint64_t run_ns, wait_ns;
+};
+
+/* The text of a schedstat file: 0, or -EINVAL without both figures. */
+int procfs_parse_schedstat(const char *buf, struct procfs_schedstat *ret);
+/* -ESRCH when the thread or its process is gone, -ENOENT without
+ * CONFIG_SCHED_INFO. */
+int procfs_read_task_schedstat(const char *root, pid_t pid, pid_t tid, struct procfs_schedstat *ret);
+
+/* One CPU's line of /proc/stat, in clock ticks since boot. */
+struct procfs_cpu_time {
+	unsigned cpu;              /* its number */
+	uint64_t busy;             /* user, nice, system, irq, softirq and steal (guest is inside user) */
+	uint64_t total;            /* busy, idle and iowait */
+};
+
+/* The per-CPU lines ("cpuN ...") of the text of /proc/stat, at most max of
+ * them, in file order; the "cpu" line of all CPUs and every other line are
+ * skipped, and so is a line cut short (a buffer too small). Returns how many,
+ * or -EINVAL when a cpuN line does not parse. */
+int procfs_parse_cpu_times(const char *buf, struct procfs_cpu_time *ret, size_t max);
+
+/* /proc/stat's per-CPU lines as a malloc'd array (offline CPUs have none). */
+int procfs_read_cpu_times(const char *root, struct procfs_cpu_time **ret, size_t *n);
 
 /* /proc/PID/comm: far cheaper than stat for the kernel to produce. */
 int procfs_read_comm(const char *root, pid_t pid, char comm[PROCFS_COMM_MAX]);

@@ -56,6 +56,7 @@ const char *autoplace_state_to_string(enum autoplace_state s) {
 	case AUTOPLACE_BY_HAND: return "by-hand";
 	case AUTOPLACE_NO_ROOM: return "no-room";
 	case AUTOPLACE_NO_GAIN: return "no-gain";
+	case AUTOPLACE_NO_RATE: return "no-rate";
 	}
 	return "unknown";
 }
@@ -222,6 +223,12 @@ static int move(struct autoplace *a, const struct topology *t, struct autoplace_
 
 /* ---- decisions --------------------------------------------------------- */
 
+static int compare_pid(const void *x, const void *y) {
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+
+	return (a > b) - (a < b);
+}
+
 static int compare_str(const void *x, const void *y) {
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
@@ -356,55 +363,112 @@ static void learn(struct autoplace *a, const struct autoplace_group *g) {
 }
 
 static double demand_of(const struct group *grp) {
-	/* A member that is hardly busy still needs somewhere to run. */
-	double floor = (double)grp->n_pids * 0.1;
+	return grp->demand;
+}
 
-	return grp->cpu > floor ? grp->cpu : floor;
+/* Seated (or, in dry-run, decided): its demand is counted where it sits. */
+static bool holds_ccx(const struct autoplace_group *g) {
+	return g->ccx >= 0 &&
+	       (g->state == AUTOPLACE_VALIDATING || g->state == AUTOPLACE_KEPT || g->state == AUTOPLACE_DRY_RUN);
+}
+
+/* An XML topology is another machine's: this one's CPU load says nothing
+ * about it. */
+static bool topology_is_foreign(const struct topology *t) {
+	return t->source && strncmp(t->source, "xml:", 4) == 0;
+}
+
+/* Takes away what grp's members used from the CCX each ran on last. */
+static void subtract_members(const struct topology *t, const struct sampler_result *s, const struct group *grp,
+			     double *busy) {
+	for (size_t i = 0; i < grp->n_pids; i++) {
+		long k = sampler_result_index(s, grp->pids[i]);
+		int ccx = k >= 0 && s->procs[k].last_cpu >= 0 ? topology_ccx_of_cpu(t, (unsigned)s->procs[k].last_cpu) : -1;
+		if (ccx >= 0)
+			busy[ccx] -= s->procs[k].cpu;
+	}
+}
+
+/* Other programs' load on each CCX, in CPUs: what /proc/stat saw on its
+ * CPUs, less what g itself used (it is the one being placed) and what the
+ * seated groups used (counted by their demand instead). All 0 where there
+ * is no reading, or for another machine's topology. */
+static void other_load(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
+		       double *load) {
+	const struct sampler_result *s = a->sample;
+
+	if (!s || s->n_cpu_load == 0 || topology_is_foreign(t))
+		return;
+	placer_ccx_load(t, s->cpu_load, s->n_cpu_load, load);
+	for (size_t i = 0; i < a->n_groups; i++)
+		if (&a->groups[i] == g || holds_ccx(&a->groups[i]))
+			subtract_members(t, s, &a->groups[i].group, load);
+	for (unsigned c = 0; c < t->n_ccx; c++)
+		if (load[c] < 0)
+			load[c] = 0;   /* clock ticks are coarse */
 }
 
 /* The CCX for g, with room counted after every other group that sits
- * somewhere; and the CPUs those groups hold there, which g's seating avoids. */
+ * somewhere, and balanced against other programs' load; and the CPUs those
+ * groups hold there, which g's seating avoids. */
 static int choose_ccx(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
 		      cpu_set_t *taken) {
-	double *busy = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*busy)), demand = demand_of(&g->group);
+	size_t n = t->n_ccx ? t->n_ccx : 1;
+	double *busy = calloc(n, sizeof(*busy)), *load = calloc(n, sizeof(*load)), demand = demand_of(&g->group);
 	int ccx = -1;
 
-	if (!busy)
-		return -1;
-	for (size_t i = 0; i < a->n_groups; i++) {
-		const struct autoplace_group *o = &a->groups[i];
-		if (o == g || o->ccx < 0 || (o->state != AUTOPLACE_VALIDATING && o->state != AUTOPLACE_KEPT))
-			continue;
-		busy[o->ccx] += demand_of(&o->group);
+	if (busy && load) {
+		for (size_t i = 0; i < a->n_groups; i++) {
+			const struct autoplace_group *o = &a->groups[i];
+			if (o != g && holds_ccx(o))
+				busy[o->ccx] += demand_of(&o->group);
+		}
+		other_load(a, t, g, load);
+		placer_groups(t, &demand, 1, busy, load, &ccx);
 	}
-	placer_groups(t, &demand, 1, busy, &ccx);
 	free(busy);
+	free(load);
 	CPU_ZERO(taken);
 	for (size_t i = 0; ccx >= 0 && i < a->n_groups; i++) {
 		const struct autoplace_group *o = &a->groups[i];
-		if (o != g && o->ccx == ccx && (o->state == AUTOPLACE_VALIDATING || o->state == AUTOPLACE_KEPT))
+		if (o != g && o->ccx == ccx && holds_ccx(o))
 			CPU_OR(taken, taken, &o->cpus);
 	}
 	return ccx;
+}
+
+/* Each member's busy threads, for its seating (0 for one gone quiet). */
+static unsigned *threads_of(const struct autoplace *a, const struct group *grp) {
+	unsigned *threads = calloc(grp->n_pids ? grp->n_pids : 1, sizeof(*threads));
+
+	for (size_t i = 0; threads && a->sample && i < grp->n_pids; i++) {
+		long k = sampler_result_index(a->sample, grp->pids[i]);
+		threads[i] = k >= 0 ? a->sample->procs[k].busy_threads : 0;
+	}
+	return threads;
 }
 
 /* Puts g's members in seating s on the CCX with room for it. -EXFULL when no
  * CCX has room, -ENOSPC when the CCX cannot seat them that way. */
 static int seat(struct autoplace *a, const struct topology *t, struct autoplace_group *g, enum seating s) {
 	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
+	unsigned *threads = threads_of(a, &g->group);
 	int r;
 
-	if (!cpus)
-		return -ENOMEM;
-	g->ccx = choose_ccx(a, t, g, &taken);
-	if (g->ccx < 0) {
+	if (!cpus || !threads) {
 		free(cpus);
-		return -EXFULL;
+		free(threads);
+		return -ENOMEM;
 	}
-	r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, &taken, cpus);
+	g->ccx = choose_ccx(a, t, g, &taken);
+	if (g->ccx < 0)
+		r = -EXFULL;
+	else
+		r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, threads, &taken, cpus);
 	if (r >= 0)
 		r = move(a, t, g, cpus);
 	free(cpus);
+	free(threads);
 	return r;
 }
 
@@ -518,6 +582,7 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 		g->state = AUTOPLACE_MEASURING;
 		g->n_before = 0;
 		/* fall through */
+	case AUTOPLACE_NO_RATE:
 	case AUTOPLACE_NO_ROOM:
 	case AUTOPLACE_MEASURING:
 		/* Placement makes no measurable difference here: moving costs
@@ -528,6 +593,14 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 			g->probe = *o->probe;
 			break;
 		}
+		/* A move that cannot be judged is not made. */
+		if (rate <= 0) {
+			g->state = AUTOPLACE_NO_RATE;
+			g->n_before = 0;
+			break;
+		}
+		if (g->state == AUTOPLACE_NO_RATE)
+			g->state = AUTOPLACE_MEASURING;
 		record(g->before, &g->n_before, rate);
 		if (g->n_before >= o->window && *moves < AUTOPLACE_MOVES_PER_CYCLE) {
 			(*moves)++;
@@ -595,13 +668,32 @@ static int merge_groups(struct autoplace *a, struct group *fresh, size_t n) {
 	return 0;
 }
 
-/* Groups that ended: their members get their originals back. */
+/* Whether a group seen in this sample holds one of g's members. */
+static bool taken_over(const struct autoplace *a, const struct autoplace_group *g) {
+	for (size_t i = 0; i < a->n_groups; i++) {
+		const struct autoplace_group *o = &a->groups[i];
+		if (o == g || !o->seen)
+			continue;
+		for (size_t k = 0; k < g->group.n_pids; k++)
+			if (bsearch(&g->group.pids[k], o->group.pids, o->group.n_pids, sizeof(pid_t), compare_pid))
+				return true;
+	}
+	return false;
+}
+
+/* Groups that ended: their members get their originals back. A group gone
+ * quiet has ended after a few samples; one whose members now belong to
+ * another group (a split along another channel, a stage that joined or
+ * left) has ended at once, since a process is in one group at a time. */
 static void drop_ended(struct autoplace *a, bool (*ruled)(void *, pid_t), void *userdata) {
+	bool *ended = calloc(a->n_groups ? a->n_groups : 1, sizeof(*ended));
 	size_t k = 0;
 
+	for (size_t i = 0; ended && i < a->n_groups; i++)
+		ended[i] = !a->groups[i].seen && taken_over(a, &a->groups[i]);
 	for (size_t i = 0; i < a->n_groups; i++) {
 		struct autoplace_group *g = &a->groups[i];
-		if (!g->seen && ++g->quiet >= AUTOPLACE_RELEASE_AFTER) {
+		if ((ended && ended[i]) || (!g->seen && ++g->quiet >= AUTOPLACE_RELEASE_AFTER)) {
 			release(a, g, ruled, userdata);
 			group_clear(a, g);
 			continue;
@@ -609,6 +701,7 @@ static void drop_ended(struct autoplace *a, bool (*ruled)(void *, pid_t), void *
 		a->groups[k++] = *g;
 	}
 	a->n_groups = k;
+	free(ended);
 }
 
 static bool any_ruled(const struct group *grp, bool (*ruled)(void *, pid_t), void *userdata) {
@@ -621,19 +714,22 @@ static bool any_ruled(const struct group *grp, bool (*ruled)(void *, pid_t), voi
 static void dry_run(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 		    const struct autoplace_options *o) {
 	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
+	unsigned *threads = threads_of(a, &g->group);
 
 	g->state = AUTOPLACE_NO_ROOM;
-	g->ccx = cpus ? choose_ccx(a, t, g, &taken) : -1;
+	g->ccx = cpus && threads ? choose_ccx(a, t, g, &taken) : -1;
 	CPU_ZERO(&g->cpus);
 	plan_order(a, g, o);
-	if (o->probe && o->probe->no_gain) {
-		g->state = AUTOPLACE_NO_GAIN;
+	if ((o->probe && o->probe->no_gain) || g->group.bytes_per_s <= 0) {
+		/* What enforce would do: not move it. */
+		g->state = o->probe && o->probe->no_gain ? AUTOPLACE_NO_GAIN : AUTOPLACE_NO_RATE;
 		g->ccx = -1;
 		free(cpus);
+		free(threads);
 		return;
 	}
 	for (size_t k = 0; g->ccx >= 0 && k < g->n_order; k++) {
-		if (placer_seat(&t->ccx[g->ccx], g->order[k], g->group.n_pids, &taken, cpus) < 0)
+		if (placer_seat(&t->ccx[g->ccx], g->order[k], g->group.n_pids, threads, &taken, cpus) < 0)
 			continue;
 		for (size_t i = 0; i < g->group.n_pids; i++)
 			CPU_OR(&g->cpus, &g->cpus, &cpus[i]);
@@ -642,6 +738,17 @@ static void dry_run(struct autoplace *a, const struct topology *t, struct autopl
 		break;
 	}
 	free(cpus);
+	free(threads);
+}
+
+/* What the largest CCX holds: a group that needs more is split. */
+static double largest_ccx(const struct topology *t) {
+	unsigned most = 0;
+
+	for (unsigned i = 0; i < t->n_ccx; i++)
+		if (t->ccx[i].usable && t->ccx[i].n_pus > most)
+			most = t->ccx[i].n_pus;
+	return most;
 }
 
 static uint64_t cpu_time_usec(void) {
@@ -669,7 +776,7 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 	r = sampler_sample(a->sampler, now_usec, &sample);
 	if (r < 0)
 		return r;
-	r = groups_build(sample, o.min_rate, &fresh, &n);
+	r = groups_build(sample, o.min_rate, largest_ccx(t), &fresh, &n);
 	if (r < 0) {
 		sampler_result_free(sample);
 		return r;

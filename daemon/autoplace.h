@@ -31,6 +31,7 @@ enum autoplace_state {
 	AUTOPLACE_BY_HAND,         /* a member's affinity was set by somebody else */
 	AUTOPLACE_NO_ROOM,         /* no CCX has room for its CPU demand */
 	AUTOPLACE_NO_GAIN,         /* the probe measured no seating apart from apart: not moved */
+	AUTOPLACE_NO_RATE,         /* nothing to judge a move by (threads that do no I/O): not moved */
 };
 
 /* What the probe's figures say about seating groups (autoplace_probe_rank). */

@@ -28,70 +28,195 @@ void groups_free(struct group *groups, size_t n) {
 	free(groups);
 }
 
-int groups_build(const struct sampler_result *s, double min_rate, struct group **ret, size_t *n_ret) {
-	size_t n = s->n_procs, n_groups = 0;
-	size_t *parent = malloc((n ? n : 1) * sizeof(*parent));
-	long *slot = malloc((n ? n : 1) * sizeof(*slot));
-	struct group *groups = calloc(n ? n : 1, sizeof(*groups));
-	int r = 0;
+double groups_process_demand(const struct sampler_process *p) {
+	double d = p->cpu > (double)p->busy_threads ? p->cpu : (double)p->busy_threads;
 
-	if (!parent || !slot || !groups) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
+	return d > GROUPS_MIN_DEMAND ? d : GROUPS_MIN_DEMAND;
+}
+
+/* The components over the channels not dropped: parent[] for find(). */
+static void join(const struct sampler_result *s, const size_t *channels, size_t n_channels, const bool *dropped,
+		 size_t *parent) {
+	for (size_t i = 0; i < s->n_procs; i++)
 		parent[i] = i;
-		slot[i] = -1;
+	for (size_t k = 0; k < n_channels; k++) {
+		const struct sampler_channel *c = &s->channels[channels[k]];
+		long a = sampler_result_index(s, c->from), b = sampler_result_index(s, c->to);
+		if (!dropped[k] && a >= 0 && b >= 0)
+			parent[find(parent, (size_t)a)] = find(parent, (size_t)b);
 	}
-	for (size_t c = 0; c < s->n_channels; c++) {
-		long a = sampler_result_index(s, s->channels[c].from), b = sampler_result_index(s, s->channels[c].to);
-		if (a < 0 || b < 0 || s->channels[c].bytes_per_s < min_rate)
-			continue;
-		parent[find(parent, (size_t)a)] = find(parent, (size_t)b);
-	}
+}
 
-	/* Members, in pid order (procs are sorted by pid). */
+/* One round: each component over capacity loses its weakest channel (the
+ * first listed among equals). Returns how many were dropped. */
+static size_t drop_weakest(const struct sampler_result *s, const size_t *channels, size_t n_channels, double capacity,
+			   bool *dropped, size_t *parent, double *demand, size_t *weakest) {
+	size_t n = s->n_procs, count = 0;
+
+	join(s, channels, n_channels, dropped, parent);
 	for (size_t i = 0; i < n; i++) {
+		demand[i] = 0;
+		weakest[i] = SIZE_MAX;
+	}
+	for (size_t i = 0; i < n; i++)
+		demand[find(parent, i)] += groups_process_demand(&s->procs[i]);
+	for (size_t k = 0; k < n_channels; k++) {
+		long a = sampler_result_index(s, s->channels[channels[k]].from);
+		size_t root, *w;
+		if (dropped[k] || a < 0)
+			continue;
+		root = find(parent, (size_t)a);
+		w = &weakest[root];
+		if (*w == SIZE_MAX || s->channels[channels[k]].bytes_per_s < s->channels[channels[*w]].bytes_per_s)
+			*w = k;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (find(parent, i) == i && demand[i] > capacity && weakest[i] != SIZE_MAX) {
+			dropped[weakest[i]] = true;
+			count++;
+		}
+	return count;
+}
+
+size_t groups_split_channels(const struct sampler_result *s, const size_t *channels, size_t n_channels,
+			     double capacity, bool *dropped) {
+	size_t n = s->n_procs ? s->n_procs : 1, total = 0, round;
+	size_t *parent = malloc(n * sizeof(*parent)), *weakest = malloc(n * sizeof(*weakest));
+	double *demand = malloc(n * sizeof(*demand));
+
+	for (size_t k = 0; k < n_channels; k++)
+		dropped[k] = false;
+	/* Every round drops a channel or ends: at most n_channels rounds. */
+	while (parent && weakest && demand && capacity > 0 &&
+	       (round = drop_weakest(s, channels, n_channels, capacity, dropped, parent, demand, weakest)) > 0)
+		total += round;
+	free(parent);
+	free(weakest);
+	free(demand);
+	return total;
+}
+
+static int add_index(size_t **list, size_t *n, size_t v) {
+	size_t *grown = realloc(*list, (*n + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	*list = grown;
+	(*list)[(*n)++] = v;
+	return 0;
+}
+
+/* The channels between processes that count: at least min_rate, both ends
+ * active. */
+static size_t streams(const struct sampler_result *s, double min_rate, size_t *ret) {
+	size_t n = 0;
+
+	for (size_t c = 0; c < s->n_channels; c++) {
+		const struct sampler_channel *ch = &s->channels[c];
+		if (ch->kind == CHANNEL_THREADS || ch->bytes_per_s < min_rate || sampler_result_index(s, ch->from) < 0 ||
+		    sampler_result_index(s, ch->to) < 0)
+			continue;
+		ret[n++] = c;
+	}
+	return n;
+}
+
+/* Members, in pid order (procs are sorted by pid). */
+static int gather_members(const struct sampler_result *s, size_t *parent, long *slot, struct group *groups,
+			  size_t *n_groups) {
+	for (size_t i = 0; i < s->n_procs; i++) {
 		size_t root = find(parent, i);
 		struct group *g;
 		pid_t *pids;
 
 		if (slot[root] < 0)
-			slot[root] = (long)n_groups++;
+			slot[root] = (long)(*n_groups)++;
 		g = &groups[slot[root]];
 		pids = realloc(g->pids, (g->n_pids + 1) * sizeof(*pids));
-		if (!pids) {
-			r = -ENOMEM;
-			goto out;
-		}
+		if (!pids)
+			return -ENOMEM;
 		g->pids = pids;
 		if (g->n_pids == 0)
 			g->id = s->procs[i].pid;
 		g->pids[g->n_pids++] = s->procs[i].pid;
 		g->cpu += s->procs[i].cpu;
+		g->demand += groups_process_demand(&s->procs[i]);
 	}
-	for (size_t c = 0; c < s->n_channels; c++) {
-		long a = sampler_result_index(s, s->channels[c].from), b = sampler_result_index(s, s->channels[c].to);
-		struct group *g;
-		size_t *chans;
+	return 0;
+}
 
-		if (a < 0 || b < 0 || s->channels[c].bytes_per_s < min_rate)
+/* Each group's streams; a stream that was dropped marks both its ends'
+ * groups as pieces of what was one component. */
+static int gather_streams(const struct sampler_result *s, const size_t *live, size_t n_live, const bool *dropped,
+			  size_t *parent, const long *slot, struct group *groups) {
+	for (size_t k = 0; k < n_live; k++) {
+		const struct sampler_channel *c = &s->channels[live[k]];
+		struct group *g = &groups[slot[find(parent, (size_t)sampler_result_index(s, c->from))]];
+		if (dropped[k]) {
+			g->split = true;
+			groups[slot[find(parent, (size_t)sampler_result_index(s, c->to))]].split = true;
 			continue;
-		g = &groups[slot[find(parent, (size_t)a)]];
-		chans = realloc(g->channels, (g->n_channels + 1) * sizeof(*chans));
-		if (!chans) {
-			r = -ENOMEM;
-			goto out;
 		}
-		g->channels = chans;
-		g->channels[g->n_channels++] = c;
-		g->bytes_per_s += s->channels[c].bytes_per_s;
+		if (add_index(&g->channels, &g->n_channels, live[k]) < 0)
+			return -ENOMEM;
+		g->bytes_per_s += c->bytes_per_s;
 	}
+	return 0;
+}
 
-	/* A process alone is no group. */
+/* The threads channels of each group's members (n_threads[slot] counts
+ * them). A group with no stream, one process's threads, takes their rate:
+ * in a group with streams the same bytes are the streams' already. */
+static int gather_threads(const struct sampler_result *s, size_t *parent, const long *slot, struct group *groups,
+			  size_t n_groups, unsigned *n_threads) {
+	for (size_t c = 0; c < s->n_channels; c++) {
+		long a = sampler_result_index(s, s->channels[c].from);
+		size_t at;
+		if (s->channels[c].kind != CHANNEL_THREADS || a < 0)
+			continue;
+		at = (size_t)slot[find(parent, (size_t)a)];
+		if (add_index(&groups[at].channels, &groups[at].n_channels, c) < 0)
+			return -ENOMEM;
+		n_threads[at]++;
+	}
+	for (size_t i = 0; i < n_groups; i++)
+		if (n_threads[i] > 0 && groups[i].n_channels == n_threads[i])
+			for (size_t k = 0; k < groups[i].n_channels; k++)
+				groups[i].bytes_per_s += s->channels[groups[i].channels[k]].bytes_per_s;
+	return 0;
+}
+
+int groups_build(const struct sampler_result *s, double min_rate, double capacity, struct group **ret,
+		 size_t *n_ret) {
+	size_t n = s->n_procs ? s->n_procs : 1, n_groups = 0, n_live;
+	size_t *parent = malloc(n * sizeof(*parent)), *live = calloc(s->n_channels ? s->n_channels : 1, sizeof(*live));
+	bool *dropped = calloc(s->n_channels ? s->n_channels : 1, sizeof(*dropped));
+	unsigned *n_threads = calloc(n, sizeof(*n_threads));
+	long *slot = malloc(n * sizeof(*slot));
+	struct group *groups = calloc(n, sizeof(*groups));
+	int r = 0;
+
+	if (!parent || !live || !dropped || !n_threads || !slot || !groups) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->n_procs; i++)
+		slot[i] = -1;
+	n_live = streams(s, min_rate, live);
+	groups_split_channels(s, live, n_live, capacity, dropped);
+	join(s, live, n_live, dropped, parent);
+	r = gather_members(s, parent, slot, groups, &n_groups);
+	if (r >= 0)
+		r = gather_streams(s, live, n_live, dropped, parent, slot, groups);
+	if (r >= 0)
+		r = gather_threads(s, parent, slot, groups, n_groups, n_threads);
+	if (r < 0)
+		goto out;
+
+	/* A process alone is no group, unless its own threads are busy. */
 	size_t k = 0;
 	for (size_t i = 0; i < n_groups; i++) {
-		if (groups[i].n_pids < 2) {
+		if (groups[i].n_pids < 2 && n_threads[i] == 0) {
 			free(groups[i].pids);
 			free(groups[i].channels);
 			continue;
@@ -102,6 +227,9 @@ int groups_build(const struct sampler_result *s, double min_rate, struct group *
 	qsort(groups, n_groups, sizeof(*groups), compare_traffic);
 out:
 	free(parent);
+	free(live);
+	free(dropped);
+	free(n_threads);
 	free(slot);
 	if (r < 0) {
 		groups_free(groups, n_groups);

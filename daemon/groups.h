@@ -1,8 +1,10 @@
 /* Communicating groups: the connected components of the channel graph,
- * counting only channels that carry at least min_rate. A pure function of a
- * sample, so that it can be tested with struct literals. */
+ * counting only channels that carry at least min_rate, and processes whose
+ * own threads are busy. A pure function of a sample, so that it can be
+ * tested with struct literals. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -13,16 +15,40 @@
  * moving two processes costs in cache refills. */
 #define GROUPS_DEFAULT_MIN_RATE (1024.0 * 1024.0)
 
+/* A member that is hardly busy still needs somewhere to run. */
+#define GROUPS_MIN_DEMAND 0.1
+
 struct group {
 	pid_t id;                  /* its lowest pid: stable while its members are */
 	pid_t *pids;               /* sorted */
 	size_t n_pids;
 	size_t *channels;          /* indexes into the sample's channels */
 	size_t n_channels;
-	double bytes_per_s;        /* over those channels */
+	double bytes_per_s;        /* over its channels between processes; a group of
+				    * one process's threads: that process's read+write bytes */
 	double cpu;                /* CPUs' worth of time its members used */
+	double demand;             /* CPUs it needs: groups_process_demand() summed */
+	bool split;                /* a piece of a component too large for capacity */
 };
 
-/* Groups of two processes or more, largest traffic first. */
-int groups_build(const struct sampler_result *sample, double min_rate, struct group **ret, size_t *n);
+/* The CPUs a process needs: what it used, or one for each of its busy
+ * threads where that is more, and never less than GROUPS_MIN_DEMAND. */
+double groups_process_demand(const struct sampler_process *p);
+
+/* Groups of two processes or more, and single processes with two busy
+ * threads or more (groups of their threads), largest traffic first.
+ * capacity (CPUs; 0: no limit) is what the largest CCX holds: a component
+ * that needs more is split along its weakest channels (groups_split_channels),
+ * and each piece that is still a group is one of its own. */
+int groups_build(const struct sampler_result *sample, double min_rate, double capacity, struct group **ret,
+		 size_t *n);
 void groups_free(struct group *groups, size_t n);
+
+/* The split itself, over the channels between processes (indexes into the
+ * sample's channels, each joining two of its processes): a component whose
+ * demand exceeds capacity loses its weakest channel (dropped[k] set), again
+ * and again, until every component fits or is a single process. What fits
+ * is never cut, and the strongest streams stay together. Returns how many
+ * were dropped. */
+size_t groups_split_channels(const struct sampler_result *sample, const size_t *channels, size_t n_channels,
+			     double capacity, bool *dropped);

@@ -54,13 +54,17 @@ static json_object *u64(uint64_t v) {
 	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
 }
 
-static json_object *channel_json(const struct sampler_channel *c) {
+static json_object *channel_json(const struct sampler_channel *c, const struct sampler_result *sample) {
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "kind", json_object_new_string(channel_kind_to_string(c->kind)));
 	json_object_object_add(o, "from", json_object_new_int(c->from));
 	json_object_object_add(o, "to", json_object_new_int(c->to));
 	json_object_object_add(o, "bytes_per_s", json_object_new_double(c->bytes_per_s));
+	if (c->kind == CHANNEL_THREADS) {
+		long k = sampler_result_index(sample, c->from);
+		json_object_object_add(o, "busy_threads", json_object_new_int(k >= 0 ? (int)sample->procs[k].busy_threads : 0));
+	}
 	return o;
 }
 
@@ -121,7 +125,7 @@ static json_object *group_json(const struct autoplace_group *g, const struct sam
 	for (size_t k = 0; k < g->group.n_pids; k++)
 		json_object_array_add(pids, json_object_new_int(g->group.pids[k]));
 	for (size_t k = 0; g->seen && sample && k < g->group.n_channels; k++)
-		json_object_array_add(channels, channel_json(&sample->channels[g->group.channels[k]]));
+		json_object_array_add(channels, channel_json(&sample->channels[g->group.channels[k]], sample));
 	for (size_t k = 0; k < g->n_trials; k++) {
 		json_object *t = evidence_json(&g->trials[k].evidence);
 		json_object_object_add(t, "seating", json_object_new_string(seating_to_string(g->trials[k].seating)));
@@ -137,6 +141,8 @@ static json_object *group_json(const struct autoplace_group *g, const struct sam
 	json_object_object_add(o, "seating", placed ? json_object_new_string(seating_to_string(g->seating)) : NULL);
 	json_object_object_add(o, "bytes_per_s", json_object_new_double(g->group.bytes_per_s));
 	json_object_object_add(o, "cpu", json_object_new_double(g->group.cpu));
+	json_object_object_add(o, "demand", json_object_new_double(g->group.demand));
+	json_object_object_add(o, "split", json_object_new_boolean(g->group.split));
 	/* The evidence of the last experiment, and every one tried. */
 	json_object_object_add(o, "rate_before", last ? json_object_new_double(last->evidence.before) : NULL);
 	json_object_object_add(o, "rate_after", last ? json_object_new_double(last->evidence.after) : NULL);

@@ -132,8 +132,17 @@ size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned 
 	return n;
 }
 
+void placer_ccx_load(const struct topology *t, const double *cpu_load, size_t n_cpus, double *busy) {
+	for (unsigned c = 0; c < t->n_ccx; c++) {
+		busy[c] = 0.0;
+		for (size_t cpu = 0; cpu < n_cpus && cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &t->ccx[c].cpus))
+				busy[c] += cpu_load[cpu];
+	}
+}
+
 size_t placer_groups(const struct topology *t, const double *demand, size_t n_groups, const double *busy,
-		     int *ccx) {
+		     const double *load, int *ccx) {
 	double *room = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*room));
 	size_t *order = malloc((n_groups ? n_groups : 1) * sizeof(*order)), placed = 0;
 
@@ -150,9 +159,11 @@ size_t placer_groups(const struct topology *t, const double *demand, size_t n_gr
 	for (size_t i = 0; i < n_groups; i++) {
 		size_t g = order ? order[i] : i;
 		int best = -1;
-		for (unsigned c = 0; room && c < t->n_ccx; c++)
-			if (room[c] >= demand[g] && (best < 0 || room[c] > room[best]))
+		for (unsigned c = 0; room && c < t->n_ccx; c++) {
+			double left = room[c] - (load ? load[c] : 0.0);
+			if (room[c] >= demand[g] && (best < 0 || left > room[best] - (load ? load[best] : 0.0)))
 				best = (int)c;
+		}
 		ccx[g] = best;
 		if (best >= 0) {
 			room[best] -= demand[g];
@@ -197,45 +208,82 @@ static int first_pu(const cpu_set_t *set, int after) {
 	return -1;
 }
 
-int placer_seat(const struct topology_ccx *ccx, enum seating s, size_t n, const cpu_set_t *taken,
-		cpu_set_t *member_cpus) {
+static size_t width(const unsigned *threads, size_t i) {
+	return threads && threads[i] > 1 ? threads[i] : 1;
+}
+
+/* One-per-core: member i gets width(i) whole cores, free ones first. */
+static int seat_cores(const struct topology_ccx *ccx, const unsigned *order, size_t n, const unsigned *threads,
+		      size_t total, cpu_set_t *member_cpus) {
+	size_t k = 0;
+
+	if (total > ccx->n_cores)
+		return -ENOSPC;
+	for (size_t i = 0; i < n; i++) {
+		CPU_ZERO(&member_cpus[i]);
+		for (size_t j = 0; j < width(threads, i); j++, k++)
+			CPU_OR(&member_cpus[i], &member_cpus[i], &ccx->cores[order[k]].pus);
+	}
+	return 0;
+}
+
+/* SMT siblings: members of one thread each share the PUs of one core (the
+ * first, free ones first, with a PU for each); members with busy threads
+ * fill cores' PUs in turn, the fewest cores for all their threads. */
+static int seat_smt(const struct topology_ccx *ccx, const unsigned *order, size_t n, const unsigned *threads,
+		    size_t total, bool single, cpu_set_t *member_cpus) {
+	size_t k = 0, i = 0, given = 0;
+	bool smt = false;
+
+	for (unsigned c = 0; c < ccx->n_cores; c++)
+		if (CPU_COUNT(&ccx->cores[c].pus) > 1)
+			smt = true;
+	if (!smt || total < 2)
+		return -ENOSPC;
+	if (single) {
+		while (k < ccx->n_cores && (size_t)CPU_COUNT(&ccx->cores[order[k]].pus) < total)
+			k++;
+		if (k == ccx->n_cores)
+			return -ENOSPC;
+	}
+	CPU_ZERO(&member_cpus[0]);
+	for (; k < ccx->n_cores && i < n; k++)
+		for (int cpu = first_pu(&ccx->cores[order[k]].pus, -1); cpu >= 0 && i < n;
+		     cpu = first_pu(&ccx->cores[order[k]].pus, cpu)) {
+			CPU_SET((size_t)cpu, &member_cpus[i]);
+			if (++given == width(threads, i) && ++i < n) {
+				CPU_ZERO(&member_cpus[i]);
+				given = 0;
+			}
+		}
+	return i == n ? 0 : -ENOSPC;
+}
+
+int placer_seat(const struct topology_ccx *ccx, enum seating s, size_t n, const unsigned *threads,
+		const cpu_set_t *taken, cpu_set_t *member_cpus) {
 	unsigned *order = calloc(ccx->n_cores ? ccx->n_cores : 1, sizeof(*order));
+	size_t total = 0;
+	bool single = true;
 	int r = 0;
 
 	if (!order)
 		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		total += width(threads, i);
+		single = single && width(threads, i) == 1;
+	}
 	cores_by_freedom(ccx, taken, order);
 	switch (s) {
 	case SEATING_CORES:
-		if (n > ccx->n_cores) {
-			r = -ENOSPC;
-			break;
-		}
-		for (size_t i = 0; i < n; i++)
-			member_cpus[i] = ccx->cores[order[i]].pus;
+		r = seat_cores(ccx, order, n, threads, total, member_cpus);
 		break;
-	case SEATING_SMT: {
-		/* The first core (free ones first) with a PU for each member. */
-		unsigned core = 0;
-		bool found = false;
-		for (unsigned k = 0; k < ccx->n_cores && !found; k++)
-			if ((size_t)CPU_COUNT(&ccx->cores[order[k]].pus) >= n && n > 1) {
-				core = order[k];
-				found = true;
-			}
-		if (!found) {
-			r = -ENOSPC;
-			break;
-		}
-		for (size_t i = 0, cpu = (size_t)-1; i < n; i++) {
-			cpu = (size_t)first_pu(&ccx->cores[core].pus, (int)cpu);
-			CPU_ZERO(&member_cpus[i]);
-			CPU_SET(cpu, &member_cpus[i]);
-		}
+	case SEATING_SMT:
+		r = seat_smt(ccx, order, n, threads, total, single, member_cpus);
 		break;
-	}
 	case SEATING_SHARED: {
-		int cpu = ccx->n_cores ? first_pu(&ccx->cores[order[0]].pus, -1) : -1;
+		/* One CPU for several busy threads of one process would make
+		 * them wait on each other: no room for them. */
+		int cpu = ccx->n_cores && single ? first_pu(&ccx->cores[order[0]].pus, -1) : -1;
 		if (cpu < 0) {
 			r = -ENOSPC;
 			break;

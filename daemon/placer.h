@@ -43,15 +43,23 @@ void placer_ccx_cpus(const struct topology_ccx *ccx, enum rule_smt smt, cpu_set_
 /* The indexes of the CCXs that cpus touches, at most max of them, in ret. Returns how many. */
 size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned *ret, size_t max);
 
-/* Communicating groups onto CCXs: each goes onto the usable CCX with the
- * most room left (balance) that has room for its CPU demand, after the load
- * others already put on each CCX (busy, in CPUs; NULL: none) and what the
- * groups placed before it took. The largest demands go first, so that small
- * groups fill the gaps big ones leave (first-fit decreasing). ccx[i] is -1
- * for a group that fits no CCX: it is left alone. Returns how many were
- * placed. */
+/* The load on each CCX (busy, t->n_ccx entries) in CPUs: the sum of what
+ * its CPUs were busy (cpu_load, by CPU number, 0..1, n_cpus long; CPUs
+ * beyond it count as idle). */
+void placer_ccx_load(const struct topology *t, const double *cpu_load, size_t n_cpus, double *busy);
+
+/* Communicating groups onto CCXs: each goes onto a usable CCX that has room
+ * for its CPU demand after what ccxd seated there (busy, in CPUs; NULL:
+ * none) and what the groups placed before it took; among those, onto the one
+ * with the most room left once other programs' load is counted too (load,
+ * in CPUs; NULL: none), for balance. That load steers but never refuses: it
+ * is not pinned, so the scheduler can move it out of the way, and a busy
+ * machine is where seating a group pays most. The largest demands go first,
+ * so that small groups fill the gaps big ones leave (first-fit decreasing).
+ * ccx[i] is -1 for a group that fits no CCX: it is left alone. Returns how
+ * many were placed. */
 size_t placer_groups(const struct topology *t, const double *demand, size_t n_groups, const double *busy,
-		     int *ccx);
+		     const double *load, int *ccx);
 
 /* Ways to seat a group's members inside one CCX, in the order tried when no
  * probe has measured them: the most CPU first. */
@@ -66,7 +74,11 @@ const char *seating_to_string(enum seating s);
 
 /* The CPUs of each of n members (member_cpus has n entries) for seating s on
  * ccx, preferring cores with no CPU in taken (given to other groups already;
- * NULL: none). -ENOSPC when the CCX cannot seat them that way (too few cores,
- * no SMT). */
-int placer_seat(const struct topology_ccx *ccx, enum seating s, size_t n, const cpu_set_t *taken,
-		cpu_set_t *member_cpus);
+ * NULL: none). threads[i] is member i's busy threads (NULL, 0 or 1: one),
+ * each of which needs a CPU: one-per-core gives it that many cores;
+ * smt-siblings packs every member's threads onto sibling PUs over the
+ * fewest cores (members of one thread each: onto one core, as a pair of
+ * processes shares a core); shared-cpu is only for members of one thread.
+ * -ENOSPC when the CCX cannot seat them that way (too few cores, no SMT). */
+int placer_seat(const struct topology_ccx *ccx, enum seating s, size_t n, const unsigned *threads,
+		const cpu_set_t *taken, cpu_set_t *member_cpus);

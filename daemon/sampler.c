@@ -10,6 +10,12 @@
 #include "log.h"
 #include "sockdiag.h"
 
+/* A thread's time at the previous sample. */
+struct thread_seen {
+	pid_t tid;
+	uint64_t ns;               /* running, and runnable waiting for a CPU */
+};
+
 /* What was seen of a process at the previous sample. */
 struct seen {
 	pid_t pid;
@@ -20,6 +26,8 @@ struct seen {
 	bool have_io;
 	struct procfs_io io;       /* read at io_usec, which may be several samples ago */
 	uint64_t io_usec;
+	struct thread_seen *threads; /* read at that sample, by tid; NULL when they were not */
+	size_t n_threads;
 };
 
 struct tcp_seen {
@@ -46,6 +54,8 @@ struct sampler {
 	uint64_t tcp_usec;         /* when those were dumped */
 	uint64_t last_usec;
 	bool have_baseline;
+	struct procfs_cpu_time *cpu_times;   /* /proc/stat at the previous sample */
+	size_t n_cpu_times;
 	struct sockdiag *diag;     /* NULL: sockets are not sampled */
 };
 
@@ -59,6 +69,7 @@ const char *channel_kind_to_string(enum channel_kind k) {
 	case CHANNEL_PIPE: return "pipe";
 	case CHANNEL_UNIX: return "unix";
 	case CHANNEL_TCP: return "tcp";
+	case CHANNEL_THREADS: return "threads";
 	}
 	return "unknown";
 }
@@ -84,9 +95,11 @@ int sampler_new(const char *root, struct sampler **ret) {
 }
 
 static void close_seen(struct seen *seen, size_t n) {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (seen[i].stat_fd >= 0)
 			close(seen[i].stat_fd);
+		free(seen[i].threads);
+	}
 }
 
 void sampler_free(struct sampler *s) {
@@ -96,6 +109,7 @@ void sampler_free(struct sampler *s) {
 	close_seen(s->seen, s->n_seen);
 	free(s->seen);
 	free(s->tcp);
+	free(s->cpu_times);
 	free(s);
 }
 
@@ -104,6 +118,7 @@ void sampler_result_free(struct sampler_result *r) {
 		return;
 	free(r->procs);
 	free(r->channels);
+	free(r->cpu_load);
 	free(r);
 }
 
@@ -189,6 +204,57 @@ static bool is_active(const struct sampler *s, const struct seen *before, const 
 	return now->ticks > before->ticks || before->active;
 }
 
+static int compare_thread(const void *a, const void *b) {
+	pid_t x = ((const struct thread_seen *)a)->tid, y = ((const struct thread_seen *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
+/* The time a thread ran or wanted to since the previous sample; all of it
+ * when it was born since. */
+static uint64_t thread_wanted(const struct seen *before, pid_t tid, uint64_t ns) {
+	struct thread_seen key = { .tid = tid }, *hit;
+
+	hit = bsearch(&key, before->threads, before->n_threads, sizeof(key), compare_thread);
+	return hit && ns >= hit->ns ? ns - hit->ns : ns;
+}
+
+/* How many of an active process's threads were busy: ran, or waited to run,
+ * SAMPLER_BUSY_THREAD of the window or more. Waiting counts because a
+ * thread that wants a CPU needs one whether or not a crowded machine gave
+ * it one, and so the CPU the process got says nothing of how many threads
+ * wanted one: every thread of an active process that has several is read,
+ * as its fds are. schedstat has the time to the nanosecond, where CPU time
+ * comes in 10 ms ticks. The first time its threads are read is their
+ * baseline: 0, not measured. */
+static unsigned count_busy_threads(const struct sampler *s, const struct seen *before, struct seen *now,
+				   unsigned long threads, double window_s) {
+	pid_t *tids = NULL;
+	size_t n = 0;
+	unsigned busy = 0;
+
+	if (threads < 2 || procfs_list_tasks(s->root, now->pid, &tids, &n) < 0)
+		return 0;
+	now->threads = n > 1 ? calloc(n, sizeof(*now->threads)) : NULL;
+	for (size_t i = 0; now->threads && i < n; i++) {
+		struct procfs_schedstat ss;
+		struct thread_seen *t;
+
+		if (procfs_read_task_schedstat(s->root, now->pid, tids[i], &ss) < 0)
+			continue;   /* ended meanwhile, or a kernel without schedstat */
+		t = &now->threads[now->n_threads++];
+		t->tid = tids[i];
+		t->ns = ss.run_ns + ss.wait_ns;
+		if (before && before->threads &&
+		    (double)thread_wanted(before, t->tid, t->ns) / 1e9 / window_s >= SAMPLER_BUSY_THREAD)
+			busy++;
+	}
+	free(tids);
+	if (now->n_threads > 1)
+		qsort(now->threads, now->n_threads, sizeof(*now->threads), compare_thread);
+	return before && before->threads ? busy : 0;
+}
+
 static int scan_processes(struct sampler *s, double window_s, struct sampler_result *res,
 			  struct scan *sc) {
 	pid_t *pids;
@@ -266,6 +332,8 @@ static int scan_processes(struct sampler *s, double window_s, struct sampler_res
 			p->start_time = st.start_time;
 			memcpy(p->comm, st.comm, sizeof(p->comm));
 			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
+			p->last_cpu = st.processor;
+			p->busy_threads = count_busy_threads(s, before, &now, st.threads, window_s);
 			if (procfs_read_io(s->root, pids[i], &io) >= 0) {
 				/* The clock at this very read: a rate over the time the
 				 * timer meant to pass would be off by however late this
@@ -286,6 +354,7 @@ static int scan_processes(struct sampler *s, double window_s, struct sampler_res
 		if (!grown) {
 			if (fd >= 0)
 				close(fd);
+			free(now.threads);
 			r = -ENOMEM;
 			break;
 		}
@@ -516,6 +585,8 @@ static void estimate_rates(struct sampler_result *res) {
 		return;
 	for (size_t i = 0; i < res->n_channels; i++) {
 		long a = sampler_result_index(res, res->channels[i].from), b = sampler_result_index(res, res->channels[i].to);
+		if (res->channels[i].kind == CHANNEL_THREADS)
+			continue;   /* a process's own: its bytes are its rate already */
 		if (a >= 0)
 			share[a].channels++;
 		if (b >= 0)
@@ -526,7 +597,7 @@ static void estimate_rates(struct sampler_result *res) {
 		long a = sampler_result_index(res, c->from), b = sampler_result_index(res, c->to);
 		double a_out, a_in, b_out, b_in;
 
-		if (c->kind == CHANNEL_TCP || a < 0 || b < 0)
+		if (c->kind == CHANNEL_TCP || c->kind == CHANNEL_THREADS || a < 0 || b < 0)
 			continue;
 		a_out = res->procs[a].write_bps / share[a].channels;
 		a_in = res->procs[a].read_bps / share[a].channels;
@@ -537,6 +608,60 @@ static void estimate_rates(struct sampler_result *res) {
 			c->bytes_per_s += b_out > a_in ? b_out : a_in;
 	}
 	free(share);
+}
+
+/* A process with busy threads is a channel of its own. What its threads
+ * exchange has no counter: its read(2)/write(2) bytes stand for its
+ * progress, and may be 0 (a thread group that only computes). */
+static int thread_channels(struct sampler_result *res, size_t *allocated) {
+	for (size_t i = 0; i < res->n_procs; i++) {
+		const struct sampler_process *p = &res->procs[i];
+		struct sampler_channel *c;
+
+		if (p->busy_threads < 2)
+			continue;
+		c = add_channel(res, allocated);
+		if (!c)
+			return -ENOMEM;
+		c->kind = CHANNEL_THREADS;
+		c->from = c->to = p->pid;
+		c->bytes_per_s = p->read_bps + p->write_bps;
+	}
+	return 0;
+}
+
+/* How busy each CPU was since the previous sample: the load that others put
+ * there, which placement must count. Both readings list CPUs in order. */
+static void sample_cpu_load(struct sampler *s, struct sampler_result *res) {
+	struct procfs_cpu_time *now;
+	size_t n, k = 0;
+	int r = procfs_read_cpu_times(s->root, &now, &n);
+
+	if (r < 0) {
+		log_debug_errno(r, "Failed to read the CPUs' times, ignoring: %m");
+		return;
+	}
+	if (s->cpu_times && n > 0) {
+		for (size_t i = 0; i < n; i++)
+			if (now[i].cpu + 1 > res->n_cpu_load)
+				res->n_cpu_load = now[i].cpu + 1;
+		res->cpu_load = calloc(res->n_cpu_load, sizeof(*res->cpu_load));
+		if (!res->cpu_load)
+			res->n_cpu_load = 0;
+	}
+	for (size_t i = 0; res->cpu_load && i < n; i++) {
+		const struct procfs_cpu_time *b;
+		while (k < s->n_cpu_times && s->cpu_times[k].cpu < now[i].cpu)
+			k++;
+		if (k == s->n_cpu_times || s->cpu_times[k].cpu != now[i].cpu)
+			continue;   /* came online since */
+		b = &s->cpu_times[k];
+		if (now[i].total > b->total && now[i].busy >= b->busy && now[i].busy - b->busy <= now[i].total - b->total)
+			res->cpu_load[now[i].cpu] = (double)(now[i].busy - b->busy) / (double)(now[i].total - b->total);
+	}
+	free(s->cpu_times);
+	s->cpu_times = now;
+	s->n_cpu_times = n;
 }
 
 int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result **ret) {
@@ -561,6 +686,8 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 		r = unix_channels(s, eps, n_eps, res, &allocated);
 	if (r >= 0)
 		r = tcp_channels(s, eps, n_eps, res, &allocated);
+	if (r >= 0)
+		r = thread_channels(res, &allocated);
 	free(eps);
 	if (r < 0) {
 		close_seen(sc.seen, sc.n_seen);
@@ -569,6 +696,7 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 		return r;
 	}
 	estimate_rates(res);
+	sample_cpu_load(s, res);
 
 	/* What is left open in the old list belongs to processes that are gone. */
 	close_seen(s->seen, s->n_seen);

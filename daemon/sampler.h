@@ -1,7 +1,9 @@
 /* Who talks to whom, and how much: each cycle finds the processes that used
  * CPU since the previous one, what connects them (pipes and FIFOs, Unix
- * sockets, loopback TCP) and estimates the bytes per second on each channel.
- * Idle processes cost one read of /proc/PID/stat. */
+ * sockets, loopback TCP, and the busy threads of one process) and estimates
+ * the bytes per second on each channel; and how busy each CPU was. Idle
+ * processes cost one read of /proc/PID/stat; an active one also its fds and,
+ * when it has several threads, each thread's schedstat. */
 #pragma once
 
 #include <stddef.h>
@@ -14,7 +16,14 @@ enum channel_kind {
 	CHANNEL_PIPE,
 	CHANNEL_UNIX,
 	CHANNEL_TCP,
+	CHANNEL_THREADS,           /* a process's own busy threads: from == to */
 };
+
+/* A thread that ran, or waited runnable for a CPU, at least half of the
+ * window is busy: it needs a CPU of its own most of the time, while two
+ * threads below that can share one. A process with two busy threads or more
+ * is a group of its threads. */
+#define SAMPLER_BUSY_THREAD 0.5
 
 struct sampler_process {
 	pid_t pid;
@@ -22,13 +31,16 @@ struct sampler_process {
 	char comm[PROCFS_COMM_MAX];
 	double cpu;                /* CPUs' worth of time used in the window: 1.0 = one CPU busy */
 	double read_bps, write_bps; /* read(2)/write(2) bytes per second */
+	unsigned busy_threads;     /* threads busy in the window (SAMPLER_BUSY_THREAD); 0: not
+				    * measured (one thread, or the first look at its threads) */
+	int last_cpu;              /* the CPU its main thread ran on last; -1 if unknown */
 };
 
 struct sampler_channel {
 	enum channel_kind kind;
 	pid_t from, to;            /* pipes: from writes, to reads; sockets: the two ends */
 	uint64_t inode;            /* the pipe's inode, or from's socket inode */
-	double bytes_per_s;        /* both directions for sockets */
+	double bytes_per_s;        /* both directions for sockets; threads: the process's read+write bytes */
 };
 
 struct sampler_result {
@@ -38,6 +50,8 @@ struct sampler_result {
 	struct sampler_channel *channels;
 	size_t n_channels;
 	size_t n_scanned;          /* processes looked at */
+	double *cpu_load;          /* by CPU number: the share of the window it was busy, 0..1 */
+	size_t n_cpu_load;         /* 0 on the first sample, or without /proc/stat */
 };
 
 struct sampler;

@@ -181,10 +181,17 @@ static void print_group_table(json_object *groups) {
 		json_object_object_get_ex(g, "channels", &chans);
 		for (size_t k = 0; k < json_object_array_length(chans) && len < sizeof(channels); k++) {
 			json_object *c = json_object_array_get_idx(chans, k);
+			const char *kind = str(c, "kind");
 			char r[64];
-			len += (size_t)snprintf(channels + len, sizeof(channels) - len, "%s%s %s>%s %s", k ? ", " : "",
-						str(c, "kind"), str(c, "from"), str(c, "to"),
-						human_rate(c, "bytes_per_s", r, sizeof(r)));
+			/* A process's own threads: one end, and how many are busy. */
+			if (kind && strcmp(kind, "threads") == 0)
+				len += (size_t)snprintf(channels + len, sizeof(channels) - len, "%sthreads %s x%s %s",
+							k ? ", " : "", str(c, "from"), str(c, "busy_threads"),
+							human_rate(c, "bytes_per_s", r, sizeof(r)));
+			else
+				len += (size_t)snprintf(channels + len, sizeof(channels) - len, "%s%s %s>%s %s",
+							k ? ", " : "", kind, str(c, "from"), str(c, "to"),
+							human_rate(c, "bytes_per_s", r, sizeof(r)));
 		}
 		table_add(&t, str(g, "id"), int_list(g, "pids", pids, sizeof(pids)), str(g, "state"), str(g, "ccx"),
 			  str(g, "cpus"), human_rate(g, "bytes_per_s", rate, sizeof(rate)), channels);

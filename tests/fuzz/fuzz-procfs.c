@@ -1,5 +1,5 @@
 /* The /proc parsers: the first byte picks which file the rest is the text
- * of, so one corpus covers stat, io, cgroup and fd link targets. */
+ * of, so one corpus covers stat, io, cgroup, fd link targets, /proc/stat and schedstat. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	memcpy(buf, data + 1, size - 1);
 	buf[size - 1] = '\0';
 
-	switch (data[0] % 4) {
+	switch (data[0] % 6) {
 	case 0: {
 		struct procfs_stat st;
 		if (procfs_parse_stat(buf, 42, &st) == 0 &&
@@ -44,6 +44,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	case 3: {
 		uint64_t inode;
 		(void)procfs_parse_fd_target(buf, &inode);
+		break;
+	}
+	case 4: {
+		struct procfs_cpu_time t[8];
+		int n = procfs_parse_cpu_times(buf, t, 8);
+		if (n > 8)
+			abort();
+		for (int i = 0; i < n; i++)
+			if (t[i].cpu >= CPU_SETSIZE)
+				abort();
+		break;
+	}
+	case 5: {
+		struct procfs_schedstat ss;
+		(void)procfs_parse_schedstat(buf, &ss);
 		break;
 	}
 	}

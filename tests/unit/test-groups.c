@@ -1,4 +1,9 @@
+/* Groups from samples written as struct literals; the split on real
+ * machines' topologies. */
+#include <stdlib.h>
+
 #include "groups.h"
+#include "placer.h"
 #include "test.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -19,7 +24,7 @@ static void a_four_stage_pipeline_is_one_group(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(g[0].id, 10);
 	CHECK_INT(g[0].n_pids, 4);
@@ -40,7 +45,7 @@ static void chatter_below_min_rate_joins_nothing(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
 	CHECK_INT(n, 2);
 	/* largest traffic first */
 	CHECK_INT(g[0].id, 10);
@@ -55,7 +60,7 @@ static void processes_without_channels_are_no_group(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
 	CHECK_INT(n, 0);
 	groups_free(g, n);
 }
@@ -66,10 +71,214 @@ static void channels_to_unknown_processes_are_ignored(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
 	CHECK_INT(n, 0);
 	groups_free(g, n);
 }
 
-TEST_MAIN(T(a_four_stage_pipeline_is_one_group), T(chatter_below_min_rate_joins_nothing),
+static void a_process_with_busy_threads_is_a_group_of_them(void) {
+	struct sampler_process p[] = { { .pid = 40, .cpu = 2.5, .busy_threads = 3 }, { .pid = 41, .cpu = 1.0, .busy_threads = 1 } };
+	struct sampler_channel ch[] = { { CHANNEL_THREADS, 40, 40, 0, 20 * MIB } };
+	struct sampler_result s = { .procs = p, .n_procs = 2, .channels = ch, .n_channels = 1 };
+	struct group *g;
+	size_t n;
+
+	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
+	/* One busy thread (41) makes no group: only several do. */
+	CHECK_INT(n, 1);
+	CHECK_INT(g[0].id, 40);
+	CHECK_INT(g[0].n_pids, 1);
+	CHECK_INT(g[0].n_channels, 1);
+	/* Its rate is its own I/O; its demand a CPU for each busy thread. */
+	CHECK(g[0].bytes_per_s > 19.9 * MIB && g[0].bytes_per_s < 20.1 * MIB);
+	CHECK(g[0].demand > 2.99 && g[0].demand < 3.01);
+	groups_free(g, n);
+
+	/* No I/O: still a group, with no rate (autoplace will not move it). */
+	ch[0].bytes_per_s = 0;
+	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK(g[0].bytes_per_s == 0);
+	groups_free(g, n);
+}
+
+static void busy_threads_count_in_a_pipelines_demand(void) {
+	struct sampler_process p[] = { { .pid = 10, .cpu = 1.0 }, { .pid = 41, .cpu = 1.5, .busy_threads = 4 } };
+	struct sampler_channel ch[] = { { CHANNEL_PIPE, 10, 41, 1, 100 * MIB }, { CHANNEL_THREADS, 41, 41, 0, 100 * MIB } };
+	struct sampler_result s = { .procs = p, .n_procs = 2, .channels = ch, .n_channels = 2 };
+	struct group *g;
+	size_t n;
+
+	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(g[0].n_pids, 2);
+	CHECK_INT(g[0].n_channels, 2);
+	/* The threads' bytes are the pipe's: counted once. */
+	CHECK(g[0].bytes_per_s > 99.9 * MIB && g[0].bytes_per_s < 100.1 * MIB);
+	CHECK(g[0].demand > 4.99 && g[0].demand < 5.01);
+	CHECK(g[0].cpu > 2.49 && g[0].cpu < 2.51);
+	groups_free(g, n);
+}
+
+static struct topology *load(const char *file) {
+	const char *dir = getenv("CCXD_TOPOLOGIES");
+	char spec[4096];
+	struct topology *t = NULL;
+
+	if (!dir)
+		SKIP_TEST("CCXD_TOPOLOGIES is not set");
+	snprintf(spec, sizeof(spec), "xml:%s/%s", dir, file);
+	if (topology_load(spec, &t, NULL) < 0)
+		SKIP_TEST("topology not available");
+	return t;
+}
+
+/* What the largest CCX holds, as autoplace counts it. */
+static double largest_ccx(const struct topology *t) {
+	unsigned most = 0;
+
+	for (unsigned i = 0; i < t->n_ccx; i++)
+		if (t->ccx[i].usable && t->ccx[i].n_pus > most)
+			most = t->ccx[i].n_pus;
+	return most;
+}
+
+/* A pipeline of n stages of one CPU each; stage i writes rate[i] to i + 1. */
+static struct sampler_result *pipeline(size_t n, const double *rate) {
+	struct sampler_result *s = calloc(1, sizeof(*s));
+
+	s->procs = calloc(n, sizeof(*s->procs));
+	s->channels = calloc(n, sizeof(*s->channels));
+	s->n_procs = n;
+	for (size_t i = 0; i < n; i++)
+		s->procs[i] = (struct sampler_process){ .pid = (pid_t)(100 + i), .cpu = 1.0 };
+	for (size_t i = 0; i + 1 < n; i++)
+		s->channels[s->n_channels++] = (struct sampler_channel){ CHANNEL_PIPE, (pid_t)(100 + i), (pid_t)(101 + i),
+									 i + 1, rate[i] * MIB };
+	return s;
+}
+
+static void free_pipeline(struct sampler_result *s) {
+	free(s->procs);
+	free(s->channels);
+	free(s);
+}
+
+/* Twelve busy stages need 12 CPUs; a CCX of the 1800X has 8 (4 cores, SMT).
+ * The weakest link is in the middle: two pieces of six, one on each CCX. */
+static void a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	double rate[11] = { 90, 80, 95, 85, 70, 5, 60, 99, 75, 65, 88 }, demand[2];
+	struct sampler_result *s = pipeline(12, rate);
+	struct group *g;
+	size_t n;
+	int ccx[2];
+
+	CHECK(largest_ccx(t) == 8.0);
+	CHECK_INT(groups_build(s, MIB, largest_ccx(t), &g, &n), 0);
+	CHECK_INT(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_INT(g[i].n_pids, 6);
+		CHECK_INT(g[i].n_channels, 5);
+		CHECK(g[i].split);
+		demand[i] = g[i].demand;
+	}
+	/* Largest traffic first: stages 106-111 carry 387 MiB/s, 100-105 420. */
+	CHECK_INT(g[0].id, 100);
+	CHECK_INT(g[1].id, 106);
+	CHECK_INT(placer_groups(t, demand, 2, NULL, NULL, ccx), 2);
+	CHECK(ccx[0] >= 0 && ccx[1] >= 0 && ccx[0] != ccx[1]);
+	/* Without a limit it stays whole, and fits no CCX. */
+	groups_free(g, n);
+	CHECK_INT(groups_build(s, MIB, 0, &g, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK(!g[0].split);
+	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, NULL, ccx), 0);
+	groups_free(g, n);
+	free_pipeline(s);
+	topology_free(t);
+}
+
+/* Links that weaken along the pipeline: cutting the weakest, one at a time,
+ * sheds the tail until the head fits; a stage cut off alone is no group. */
+static void cuts_go_on_until_every_piece_fits(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	double rate[11] = { 110, 100, 90, 80, 70, 60, 50, 40, 30, 20, 10 };
+	struct sampler_result *s = pipeline(12, rate);
+	size_t live[11];
+	bool dropped[11];
+	struct group *g;
+	size_t n;
+
+	for (size_t i = 0; i < 11; i++)
+		live[i] = i;
+	CHECK_INT(groups_split_channels(s, live, 11, largest_ccx(t), dropped), 4);
+	for (size_t i = 0; i < 11; i++)
+		CHECK_INT(dropped[i], i >= 7);
+	CHECK_INT(groups_build(s, MIB, largest_ccx(t), &g, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(g[0].n_pids, 8);
+	CHECK(g[0].demand <= 8.0);
+	groups_free(g, n);
+	free_pipeline(s);
+	topology_free(t);
+}
+
+/* On an EPYC 7763 a CCX has 8 cores and no SMT: a 3-stage pipeline with the
+ * weakest links of all fits and is never cut, next to one that is. */
+static void what_fits_is_never_cut(void) {
+	struct topology *t = load("amd-epyc-7763-2s.xml");
+	double rate[11] = { 50, 50, 50, 50, 1.5, 50, 50, 50, 50, 50, 50 };
+	struct sampler_result *s = pipeline(12, rate);
+	struct group *g;
+	size_t n;
+
+	/* Stages 100-102 alone (no stream from 102 to 103), joined by links
+	 * weaker than any in the nine stages 103-111. */
+	s->channels[2].bytes_per_s = 0;
+	s->channels[0].bytes_per_s = 1.2 * MIB;
+	s->channels[1].bytes_per_s = 1.1 * MIB;
+	CHECK(largest_ccx(t) == 8.0);
+	CHECK_INT(groups_build(s, MIB, largest_ccx(t), &g, &n), 0);
+	/* 100-102 fits and keeps its weak links; the nine lose their weakest,
+	 * 104>105 (1.5 MiB/s): 103-104 and 105-111. */
+	CHECK_INT(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		if (g[i].id == 100) {
+			CHECK_INT(g[i].n_pids, 3);
+			CHECK(!g[i].split);
+		} else {
+			CHECK(g[i].split);
+			CHECK_INT(g[i].n_pids, g[i].id == 103 ? 2 : 7);
+		}
+	}
+	groups_free(g, n);
+	free_pipeline(s);
+	topology_free(t);
+}
+
+/* A single process needing more than any CCX cannot be cut: it stays one
+ * group, and the placer leaves it alone. */
+static void one_process_too_large_for_any_ccx_stays_whole(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct sampler_process p[] = { { .pid = 50, .cpu = 9.0, .busy_threads = 12 } };
+	struct sampler_channel ch[] = { { CHANNEL_THREADS, 50, 50, 0, 10 * MIB } };
+	struct sampler_result s = { .procs = p, .n_procs = 1, .channels = ch, .n_channels = 1 };
+	struct group *g;
+	size_t n;
+	int ccx;
+
+	CHECK_INT(groups_build(&s, MIB, largest_ccx(t), &g, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK(g[0].demand > 11.99);
+	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, NULL, &ccx), 0);
+	CHECK_INT(ccx, -1);
+	groups_free(g, n);
+	topology_free(t);
+}
+
+TEST_MAIN(T(a_process_with_busy_threads_is_a_group_of_them), T(busy_threads_count_in_a_pipelines_demand),
+	  T(a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link), T(cuts_go_on_until_every_piece_fits),
+	  T(what_fits_is_never_cut), T(one_process_too_large_for_any_ccx_stays_whole),
+	  T(a_four_stage_pipeline_is_one_group), T(chatter_below_min_rate_joins_nothing),
 	  T(processes_without_channels_are_no_group), T(channels_to_unknown_processes_are_ignored))

@@ -119,17 +119,17 @@ static void groups_go_where_there_is_room(void) {
 	int ccx[3];
 
 	/* 8 PUs per CCX: the 7 goes first, the 3 and the 2 share the other. */
-	CHECK_INT(placer_groups(t, demand, 3, NULL, ccx), 3);
+	CHECK_INT(placer_groups(t, demand, 3, NULL, NULL, ccx), 3);
 	CHECK_INT(ccx[2], 0);
 	CHECK_INT(ccx[1], 1);
 	CHECK_INT(ccx[0], 1);
 	/* A full machine: what does not fit is left alone. */
-	CHECK_INT(placer_groups(t, full, 3, NULL, ccx), 2);
+	CHECK_INT(placer_groups(t, full, 3, NULL, NULL, ccx), 2);
 	CHECK_INT(ccx[0], 0);
 	CHECK_INT(ccx[1], -1);
 	CHECK_INT(ccx[2], 1);
 	/* A group larger than any CCX. */
-	CHECK_INT(placer_groups(t, huge, 1, NULL, ccx), 0);
+	CHECK_INT(placer_groups(t, huge, 1, NULL, NULL, ccx), 0);
 	CHECK_INT(ccx[0], -1);
 	topology_free(t);
 }
@@ -141,7 +141,7 @@ static void groups_avoid_busy_ccxs(void) {
 
 	for (unsigned i = 0; i < t->n_ccx; i++)
 		busy[i] = i == 9 ? 1.0 : 7.5;
-	CHECK_INT(placer_groups(t, demand, 1, busy, &ccx), 1);
+	CHECK_INT(placer_groups(t, demand, 1, busy, NULL, &ccx), 1);
 	CHECK_INT(ccx, 9);
 	free(busy);
 	topology_free(t);
@@ -152,7 +152,7 @@ static void more_groups_than_ccxs(void) {
 	double demand[6] = { 1, 1, 1, 1, 1, 1 };
 	int ccx[6], on0 = 0;
 
-	CHECK_INT(placer_groups(t, demand, 6, NULL, ccx), 6);
+	CHECK_INT(placer_groups(t, demand, 6, NULL, NULL, ccx), 6);
 	for (int i = 0; i < 6; i++)
 		on0 += ccx[i] == 0;
 	CHECK_INT(on0, 3);   /* balanced over the two CCXs */
@@ -163,22 +163,22 @@ static void seatings_on_a_zen1_ccx(void) {
 	struct topology *t = load("amd-ryzen7-1800x.xml");
 	cpu_set_t cpus[4], taken;
 
-	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, NULL, cpus), 0);
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, NULL, NULL, cpus), 0);
 	CHECK_STR(list(&cpus[0]), "4,12");
 	CHECK_STR(list(&cpus[1]), "5,13");
-	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SMT, 2, NULL, cpus), 0);
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SMT, 2, NULL, NULL, cpus), 0);
 	CHECK_STR(list(&cpus[0]), "4");
 	CHECK_STR(list(&cpus[1]), "12");
-	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SHARED, 3, NULL, cpus), 0);
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SHARED, 3, NULL, NULL, cpus), 0);
 	CHECK_STR(list(&cpus[2]), "4");
 	/* Another group took cores 4 and 5: this one gets the free ones. */
 	CHECK_INT(cpulist_parse("4-5,12-13", &taken), 0);
-	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, &taken, cpus), 0);
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, NULL, &taken, cpus), 0);
 	CHECK_STR(list(&cpus[0]), "6,14");
 	CHECK_STR(list(&cpus[1]), "7,15");
 	/* Five members do not fit one per core on four cores, nor on one core's SMT. */
-	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 5, NULL, cpus), -ENOSPC);
-	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 3, NULL, cpus), -ENOSPC);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 5, NULL, NULL, cpus), -ENOSPC);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 3, NULL, NULL, cpus), -ENOSPC);
 	topology_free(t);
 }
 
@@ -186,14 +186,94 @@ static void no_smt_without_siblings(void) {
 	struct topology *t = load("amd-epyc-7763-2s.xml");
 	cpu_set_t cpus[2];
 
-	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 2, NULL, cpus), -ENOSPC);
-	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 2, NULL, cpus), 0);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 2, NULL, NULL, cpus), -ENOSPC);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 2, NULL, NULL, cpus), 0);
 	CHECK_STR(list(&cpus[0]), "0");
 	CHECK_STR(list(&cpus[1]), "1");
 	topology_free(t);
 }
 
-TEST_MAIN(T(seatings_on_a_zen1_ccx), T(no_smt_without_siblings), T(pin_takes_every_listed_ccx), T(smt_avoid_takes_one_pu_per_core), T(compact_auto_takes_the_least_loaded_ccx),
+static void seatings_for_busy_threads(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	unsigned three[] = { 3 }, mixed[] = { 1, 2 }, five[] = { 5 };
+	cpu_set_t cpus[2];
+
+	/* A process with three busy threads: a core for each, or their PUs
+	 * packed onto siblings; one CPU cannot hold them. */
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 1, three, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "0-2,8-10");
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 1, three, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "0-1,8");
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SHARED, 1, three, NULL, cpus), -ENOSPC);
+	/* A writer and a reader with two busy threads. */
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, mixed, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "4,12");
+	CHECK_STR(list(&cpus[1]), "5-6,13-14");
+	CHECK_INT(placer_seat(&t->ccx[1], SEATING_SMT, 2, mixed, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "4");
+	CHECK_STR(list(&cpus[1]), "5,12");
+	/* Five busy threads: more than the 4 cores, but the 8 PUs hold them. */
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_CORES, 1, five, NULL, cpus), -ENOSPC);
+	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 1, five, NULL, cpus), 0);
+	CHECK_STR(list(&cpus[0]), "0-2,8-9");
+	topology_free(t);
+}
+
+static void load_of_each_ccx_from_its_cpus(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	double cpu_load[16] = { 0 }, busy[2];
+
+	/* CCX 0 is 0-3,8-11; CPUs past the end of cpu_load count as idle. */
+	cpu_load[0] = 1.0;
+	cpu_load[9] = 0.5;
+	cpu_load[4] = 0.25;
+	placer_ccx_load(t, cpu_load, 16, busy);
+	CHECK(busy[0] > 1.49 && busy[0] < 1.51);
+	CHECK(busy[1] > 0.24 && busy[1] < 0.26);
+	placer_ccx_load(t, cpu_load, 2, busy);
+	CHECK(busy[0] > 0.99 && busy[0] < 1.01);
+	CHECK(busy[1] == 0.0);
+	topology_free(t);
+}
+
+/* Other programs' load on the CPUs steers a group to the CCX with the most
+ * room left, but never refuses it a CCX where ccxd's own groups leave room. */
+static void a_ccx_busy_with_other_load_is_avoided(void) {
+	struct topology *t = load("amd-ryzen7-1800x.xml");
+	double cpu_load[16] = { 0 }, load[2], seated[2] = { 0.0, 5.0 }, demand[] = { 2.0 };
+	int ccx;
+
+	/* Idle, the first CCX of equals wins. */
+	CHECK_INT(placer_groups(t, demand, 1, NULL, NULL, &ccx), 1);
+	CHECK_INT(ccx, 0);
+	/* Half of CCX 0's CPUs busy with something else: CCX 1 has more room. */
+	for (int cpu = 0; cpu < 4; cpu++)
+		cpu_load[cpu] = 1.0;
+	placer_ccx_load(t, cpu_load, 16, load);
+	CHECK_INT(placer_groups(t, demand, 1, NULL, load, &ccx), 1);
+	CHECK_INT(ccx, 1);
+	/* Both loaded, CCX 0 less: the less loaded one, not no room at all. */
+	for (int cpu = 0; cpu < 16; cpu++)
+		cpu_load[cpu] = cpu < 4 || (cpu >= 8 && cpu < 12) ? 0.8 : 0.9;
+	placer_ccx_load(t, cpu_load, 16, load);
+	CHECK_INT(placer_groups(t, demand, 1, NULL, load, &ccx), 1);
+	CHECK_INT(ccx, 0);
+	/* ccxd's own groups hold their room: 5 CPUs seated on CCX 1 outweigh
+	 * 4 CPUs of other load on CCX 0 ... */
+	for (int cpu = 0; cpu < 16; cpu++)
+		cpu_load[cpu] = cpu < 4 ? 1.0 : 0.0;
+	placer_ccx_load(t, cpu_load, 16, load);
+	CHECK_INT(placer_groups(t, demand, 1, seated, load, &ccx), 1);
+	CHECK_INT(ccx, 0);
+	/* ... and a group needing more than they leave goes where other load is. */
+	demand[0] = 4.0;
+	CHECK_INT(placer_groups(t, demand, 1, seated, load, &ccx), 1);
+	CHECK_INT(ccx, 0);
+	topology_free(t);
+}
+
+TEST_MAIN(T(seatings_on_a_zen1_ccx), T(seatings_for_busy_threads), T(load_of_each_ccx_from_its_cpus),
+	  T(a_ccx_busy_with_other_load_is_avoided), T(no_smt_without_siblings), T(pin_takes_every_listed_ccx), T(smt_avoid_takes_one_pu_per_core), T(compact_auto_takes_the_least_loaded_ccx),
 	  T(auto_honours_the_cpuset), T(prefer_cache_and_frequency_on_an_x3d), T(spread_gives_each_ccx_a_set),
 	  T(missing_ccx_is_an_error), T(groups_go_where_there_is_room), T(groups_avoid_busy_ccxs),
 	  T(more_groups_than_ccxs))

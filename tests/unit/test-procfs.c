@@ -1,6 +1,9 @@
-/* The pure /proc parsers behind the readers. */
+/* The /proc parsers behind the readers, and the readers on this machine's own /proc. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "procfs.h"
 #include "test.h"
@@ -73,5 +76,117 @@ static void stat_with_parentheses_in_comm(void) {
 	CHECK_INT(procfs_parse_stat("42 a S 1", 42, &st), -EINVAL);
 }
 
+static void stat_tells_the_cpu_it_ran_on_last(void) {
+	struct procfs_stat st;
+
+	/* A whole line as the kernel writes it: processor is field 39. */
+	CHECK_INT(procfs_parse_stat("7 (cat) R 5 5 4 0 -1 4194304 100 0 0 0 2 1 0 0 20 0 1 0 993548 3133440 340 "
+				    "18446744073709551615 940 941 1407 0 0 0 0 0 0 0 0 0 17 13 0 0 0 0 0 9 9 9 1 1 1 1 0\n",
+				    7, &st), 0);
+	CHECK_INT(st.utime, 2);
+	CHECK_INT(st.threads, 1);
+	CHECK_INT(st.processor, 13);
+	/* A line that stops before it still parses, without one. */
+	CHECK_INT(procfs_parse_stat("42 (a) S 1 42 42 0 -1 4194560 0 0 0 0 7 3 0 0 20 0 1 0 999 0 0\n", 42, &st), 0);
+	CHECK_INT(st.processor, -1);
+}
+
+static void cpu_lines_of_proc_stat(void) {
+	struct procfs_cpu_time t[4];
+
+	CHECK_INT(procfs_parse_cpu_times("cpu  9 9 9 9 9 9 9 9 0 0\n"
+					 "cpu0 100 1 50 800 7 2 3 4 30 0\n"
+					 "cpu3 10 0 5 85\n"
+					 "intr 1 2 3\n"
+					 "cpu7 1 1 1 1 1 1 1 1 0 0", t, 4), 2);
+	/* guest time (30) is inside user already: not counted twice. */
+	CHECK_INT(t[0].cpu, 0);
+	CHECK_INT(t[0].busy, 100 + 1 + 50 + 2 + 3 + 4);
+	CHECK_INT(t[0].total, 160 + 800 + 7);
+	/* An old kernel's four fields are enough. */
+	CHECK_INT(t[1].cpu, 3);
+	CHECK_INT(t[1].busy, 15);
+	CHECK_INT(t[1].total, 100);
+	/* The last line was cut short: left out, not misread. */
+	CHECK_INT(procfs_parse_cpu_times("cpu0 1 2\n", t, 4), -EINVAL);
+	CHECK_INT(procfs_parse_cpu_times("cpu0 1 2 x 4\n", t, 4), -EINVAL);
+	CHECK_INT(procfs_parse_cpu_times("cpu0 1 2 3 4\ncpu1 1 2 3 4\n", t, 1), 1);
+	CHECK_INT(procfs_parse_cpu_times("", t, 4), 0);
+}
+
+static void this_machines_cpus_in_proc_stat(void) {
+	struct procfs_cpu_time *t;
+	size_t n;
+
+	CHECK_INT(procfs_read_cpu_times("", &t, &n), 0);
+	CHECK_INT(n, sysconf(_SC_NPROCESSORS_ONLN));
+	for (size_t i = 0; i < n; i++)
+		CHECK(t[i].total > t[i].busy);
+	free(t);
+	CHECK_INT(procfs_read_cpu_times("/nonexistent", &t, &n), -ENOENT);
+}
+
+static atomic_int spun;   /* set by the thread once it has spun */
+
+static void *spin(void *arg) {
+	struct timespec start, now;
+
+	(void)arg;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+	while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 60 * 1000000L);
+	spun = 1;
+	pause();
+	return NULL;
+}
+
+/* The thread of this process that is not the main one. */
+static pid_t other_thread(void) {
+	pid_t *tasks, tid = -1;
+	size_t n;
+
+	if (procfs_list_tasks("", getpid(), &tasks, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (tasks[i] != getpid())
+			tid = tasks[i];
+	free(tasks);
+	return tid;
+}
+
+static void schedstat_has_run_and_wait_time(void) {
+	struct procfs_schedstat ss;
+
+	CHECK_INT(procfs_parse_schedstat("137532701 24235518 273\n", &ss), 0);
+	CHECK_INT(ss.run_ns, 137532701);
+	CHECK_INT(ss.wait_ns, 24235518);
+	CHECK_INT(procfs_parse_schedstat("137532701\n", &ss), -EINVAL);
+	CHECK_INT(procfs_parse_schedstat("1 2x 3\n", &ss), -EINVAL);
+	CHECK_INT(procfs_parse_schedstat("", &ss), -EINVAL);
+}
+
+/* A thread's own schedstat counts its own time, not the process's. */
+static void a_threads_own_cpu_time(void) {
+	struct procfs_schedstat main_ss, thread_ss;
+	pthread_t th;
+	pid_t tid;
+
+	CHECK(pthread_create(&th, NULL, spin, NULL) == 0);
+	/* Its 60 ms of CPU may take a while on a busy machine. */
+	for (int i = 0; i < 1000 && !spun; i++)
+		usleep(10 * 1000);
+	CHECK(spun);
+	tid = other_thread();
+	CHECK(tid > 0);
+	CHECK_INT(procfs_read_task_schedstat("", getpid(), tid, &thread_ss), 0);
+	CHECK_INT(procfs_read_task_schedstat("", getpid(), getpid(), &main_ss), 0);
+	CHECK(thread_ss.run_ns >= 60 * 1000000ULL);
+	CHECK(main_ss.run_ns < thread_ss.run_ns);
+	CHECK_INT(procfs_read_task_schedstat("", getpid(), 999999, &thread_ss), -ESRCH);
+}
+
 TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(cgroup_v1_cpuset_wins_over_v2),
-	  T(cgroup_v2_alone), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm))
+	  T(cgroup_v2_alone), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
+	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time),
+	  T(a_threads_own_cpu_time))

@@ -2,7 +2,9 @@
  * socketpair and a loopback TCP connection. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -188,5 +190,91 @@ static void idle_processes_are_not_active(void) {
 	sampler_result_free(r);
 }
 
-TEST_MAIN(T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
+/* A thread that writes to /dev/null as fast as it can (busy, with wchar
+ * as its progress), or one that sleeps. */
+static void *write_null(void *arg) {
+	static char buf[65536];
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	(void)arg;
+	for (;;)
+		if (write(fd, buf, sizeof(buf)) < 0)
+			_exit(1);
+	return NULL;
+}
+
+static void *sleep_forever(void *arg) {
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+/* A child of busy threads (the main one included) and one more that sleeps. */
+static pid_t spawn_threads(unsigned busy) {
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pthread_t t;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pthread_create(&t, NULL, sleep_forever, NULL);
+		for (unsigned i = 1; i < busy; i++)
+			pthread_create(&t, NULL, write_null, NULL);
+		write_null(NULL);
+	}
+	return pid;
+}
+
+static const struct sampler_process *proc_of(const struct sampler_result *r, pid_t pid) {
+	long i = sampler_result_index(r, pid);
+
+	return i >= 0 ? &r->procs[i] : NULL;
+}
+
+static void counts_busy_threads_and_their_progress(void) {
+	pid_t two = spawn_threads(2);
+	struct sampler_result *r = sample_thrice();
+	const struct sampler_process *p = r ? proc_of(r, two) : NULL;
+	const struct sampler_channel *c = r ? find(r, CHANNEL_THREADS, two, two) : NULL;
+
+	CHECK(p != NULL);
+	if (p) {
+		printf("# %u busy threads, %.2f CPUs\n", p->busy_threads, p->cpu);
+		CHECK_INT(p->busy_threads, 2);
+	}
+	CHECK(c != NULL);
+	if (c) {
+		printf("# threads %.1f MiB/s\n", c->bytes_per_s / 1048576);
+		CHECK(c->bytes_per_s > 10 * 1048576.0);
+	}
+	kill(two, SIGKILL);
+	sampler_result_free(r);
+}
+
+static void one_busy_thread_is_no_thread_group(void) {
+	pid_t one = spawn_threads(1);
+	struct sampler_result *r = sample_thrice();
+	const struct sampler_process *p = r ? proc_of(r, one) : NULL;
+
+	CHECK(p != NULL);
+	CHECK(p && p->busy_threads <= 1);
+	CHECK(r && !find(r, CHANNEL_THREADS, one, one));
+	kill(one, SIGKILL);
+	sampler_result_free(r);
+}
+
+static void how_busy_each_cpu_was(void) {
+	struct sampler_result *r = sample_thrice();
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CHECK(r != NULL);
+	CHECK(r && r->n_cpu_load >= (size_t)n);
+	for (size_t i = 0; r && i < r->n_cpu_load; i++) {
+		printf("# CPU %zu %.0f %% busy\n", i, r->cpu_load[i] * 100);
+		CHECK(r->cpu_load[i] >= 0.0 && r->cpu_load[i] <= 1.0);
+	}
+	sampler_result_free(r);
+}
+
+TEST_MAIN(T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
+	  T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
 	  T(idle_processes_are_not_active))
