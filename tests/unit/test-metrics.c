@@ -26,6 +26,7 @@ static struct metrics sample(void) {
 		.pin_failures = 1,
 		.reloads = 2,
 		.reload_failures = 1,
+		.readopted = 3,
 		.log_dropped = 6,
 	};
 }
@@ -74,6 +75,7 @@ static void prints_every_counter_with_its_value(void) {
 	CHECK_LINE(text, "ccxd_pins_total 9");
 	CHECK_LINE(text, "ccxd_restores_total 4");
 	CHECK_LINE(text, "ccxd_pin_failures_total 1");
+	CHECK_LINE(text, "ccxd_readopted_total 3");
 	CHECK_LINE(text, "ccxd_reloads_total 2");
 	CHECK_LINE(text, "ccxd_reload_failures_total 1");
 	CHECK_LINE(text, "ccxd_log_messages_dropped_total 6");
@@ -116,7 +118,7 @@ static void gives_each_metric_help_and_type_once(void) {
 		}
 		samples++;
 	}
-	CHECK_INT(samples, 18);
+	CHECK_INT(samples, 19);
 	free(copy);
 	free(text);
 }
