@@ -362,10 +362,6 @@ static void learn(struct autoplace *a, const struct autoplace_group *g) {
 		log_warning_errno(r, "Failed to write %s: %m", a->memory);
 }
 
-static double demand_of(const struct group *grp) {
-	return grp->demand;
-}
-
 /* Seated (or, in dry-run, decided): its demand is counted where it sits. */
 static bool holds_ccx(const struct autoplace_group *g) {
 	return g->ccx >= 0 &&
@@ -414,14 +410,14 @@ static void other_load(const struct autoplace *a, const struct topology *t, cons
 static int choose_ccx(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
 		      cpu_set_t *taken) {
 	size_t n = t->n_ccx ? t->n_ccx : 1;
-	double *busy = calloc(n, sizeof(*busy)), *load = calloc(n, sizeof(*load)), demand = demand_of(&g->group);
+	double *busy = calloc(n, sizeof(*busy)), *load = calloc(n, sizeof(*load)), demand = g->group.demand;
 	int ccx = -1;
 
 	if (busy && load) {
 		for (size_t i = 0; i < a->n_groups; i++) {
 			const struct autoplace_group *o = &a->groups[i];
 			if (o != g && holds_ccx(o))
-				busy[o->ccx] += demand_of(&o->group);
+				busy[o->ccx] += o->group.demand;
 		}
 		other_load(a, t, g, load);
 		placer_groups(t, &demand, 1, busy, load, &ccx);
