@@ -180,6 +180,44 @@ int procfs_read_task_schedstat(const char *root, pid_t pid, pid_t tid, struct pr
 	return procfs_parse_schedstat(buf, ret);
 }
 
+/* The value of "NAME:\t123" at the start of a line of buf. */
+static int status_field(const char *buf, const char *name, uint64_t *ret) {
+	size_t len = strlen(name);
+
+	for (const char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		unsigned long long v;
+		char *end;
+		if (strncmp(line, name, len) != 0 || line[len] != ':')
+			continue;
+		errno = 0;
+		v = strtoull(line + len + 1, &end, 10);
+		if (errno || end == line + len + 1 || (*end != '\n' && *end != '\0'))
+			return -EINVAL;
+		*ret = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int procfs_parse_switches(const char *buf, struct procfs_switches *ret) {
+	int r = status_field(buf, "voluntary_ctxt_switches", &ret->voluntary);
+
+	return r < 0 ? r : status_field(buf, "nonvoluntary_ctxt_switches", &ret->involuntary);
+}
+
+int procfs_read_task_switches(const char *root, pid_t pid, pid_t tid, struct procfs_switches *ret) {
+	/* The switches come last, after masks that take ~300 bytes each on a
+	 * machine of 1024 CPUs and nodes. */
+	char path[PATH_MAX], buf[8192];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/task/%d/status", root, (int)pid, (int)tid);
+	len = procfs_read_file(path, buf, sizeof(buf));
+	if (len < 0)
+		return vanished((int)len);
+	return procfs_parse_switches(buf, ret);
+}
+
 /* "cpuN user nice system idle iowait irq softirq steal ..." in one line
  * that ends in a newline. Kernels before 2.6.11 lack some of the later
  * fields: the first four are all a line needs. */

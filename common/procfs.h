@@ -53,6 +53,17 @@ int procfs_parse_schedstat(const char *buf, struct procfs_schedstat *ret);
  * CONFIG_SCHED_INFO. */
 int procfs_read_task_schedstat(const char *root, pid_t pid, pid_t tid, struct procfs_schedstat *ret);
 
+/* Context switches of one thread since it started, from its status file. */
+struct procfs_switches {
+	uint64_t voluntary;        /* it blocked, so each ended in a wake-up */
+	uint64_t involuntary;      /* the scheduler took the CPU from it */
+};
+
+/* The text of a status file: 0, or -EINVAL without both _ctxt_switches lines. */
+int procfs_parse_switches(const char *buf, struct procfs_switches *ret);
+/* /proc/PID/task/TID/status: -ESRCH when the thread or its process is gone. */
+int procfs_read_task_switches(const char *root, pid_t pid, pid_t tid, struct procfs_switches *ret);
+
 /* One CPU's line of /proc/stat, in clock ticks since boot. */
 struct procfs_cpu_time {
 	unsigned cpu;              /* its number */

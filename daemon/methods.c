@@ -68,6 +68,32 @@ static json_object *channel_json(const struct sampler_channel *c, const struct s
 	return o;
 }
 
+/* What the last sample saw of each member that was active in it. */
+static json_object *members_json(const struct group *grp, const struct sampler_result *sample, double *wakeups,
+				 double *switches) {
+	json_object *list = json_object_new_array();
+
+	*wakeups = *switches = 0;
+	for (size_t k = 0; sample && k < grp->n_pids; k++) {
+		long i = sampler_result_index(sample, grp->pids[k]);
+		const struct sampler_process *p = i >= 0 ? &sample->procs[i] : NULL;
+		json_object *o;
+		if (!p)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "pid", json_object_new_int(p->pid));
+		json_object_object_add(o, "comm", json_object_new_string(p->comm));
+		json_object_object_add(o, "cpu", json_object_new_double(p->cpu));
+		json_object_object_add(o, "busy_threads", json_object_new_int((int)p->busy_threads));
+		json_object_object_add(o, "wakeups_per_s", json_object_new_double(p->wakeups_per_s));
+		json_object_object_add(o, "switches_per_s", json_object_new_double(p->switches_per_s));
+		json_object_array_add(list, o);
+		*wakeups += p->wakeups_per_s;
+		*switches += p->switches_per_s;
+	}
+	return list;
+}
+
 static json_object *evidence_json(const struct validator_evidence *e) {
 	json_object *o = json_object_new_object();
 
@@ -113,8 +139,9 @@ static json_object *probe_evidence_json(const struct autoplace_probe *p) {
 
 static json_object *group_json(const struct autoplace_group *g, const struct sampler_result *sample) {
 	json_object *o = json_object_new_object(), *pids = json_object_new_array(),
-		    *channels = json_object_new_array(), *trials = json_object_new_array();
+		    *channels = json_object_new_array(), *trials = json_object_new_array(), *members;
 	const struct autoplace_trial *last = g->n_trials ? &g->trials[g->n_trials - 1] : NULL;
+	double wakeups, switches;
 
 	/* A kept group's evidence is that of the seating it kept. */
 	for (size_t k = 0; g->state == AUTOPLACE_KEPT && k < g->n_trials; k++)
@@ -143,6 +170,10 @@ static json_object *group_json(const struct autoplace_group *g, const struct sam
 	json_object_object_add(o, "cpu", json_object_new_double(g->group.cpu));
 	json_object_object_add(o, "demand", json_object_new_double(g->group.demand));
 	json_object_object_add(o, "split", json_object_new_boolean(g->group.split));
+	members = members_json(&g->group, g->seen ? sample : NULL, &wakeups, &switches);
+	json_object_object_add(o, "wakeups_per_s", json_object_new_double(wakeups));
+	json_object_object_add(o, "switches_per_s", json_object_new_double(switches));
+	json_object_object_add(o, "members", members);
 	/* The evidence of the last experiment, and every one tried. */
 	json_object_object_add(o, "rate_before", last ? json_object_new_double(last->evidence.before) : NULL);
 	json_object_object_add(o, "rate_after", last ? json_object_new_double(last->evidence.after) : NULL);

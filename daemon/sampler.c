@@ -26,6 +26,9 @@ struct seen {
 	bool have_io;
 	struct procfs_io io;       /* read at io_usec, which may be several samples ago */
 	uint64_t io_usec;
+	bool have_switches;
+	struct procfs_switches switches; /* of all its threads, read at switches_usec */
+	uint64_t switches_usec;
 	struct thread_seen *threads; /* read at that sample, by tid; NULL when they were not */
 	size_t n_threads;
 };
@@ -255,6 +258,51 @@ static unsigned count_busy_threads(const struct sampler *s, const struct seen *b
 	return before && before->threads ? busy : 0;
 }
 
+/* The context switches of all of a process's threads. */
+static int read_switches(const struct sampler *s, pid_t pid, unsigned long threads, struct procfs_switches *ret) {
+	pid_t *tids;
+	size_t n;
+
+	if (threads < 2)
+		return procfs_read_task_switches(s->root, pid, pid, ret);
+	if (procfs_list_tasks(s->root, pid, &tids, &n) < 0)
+		return -ESRCH;
+	*ret = (struct procfs_switches){ 0 };
+	for (size_t i = 0; i < n; i++) {
+		struct procfs_switches t;
+		if (procfs_read_task_switches(s->root, pid, tids[i], &t) < 0)
+			continue;   /* ended meanwhile */
+		ret->voluntary += t.voluntary;
+		ret->involuntary += t.involuntary;
+	}
+	free(tids);
+	return 0;
+}
+
+/* Wake-ups (voluntary switches: each sleep ends in one) and all context
+ * switches per second since they were last read, which may be several
+ * samples ago; now's counters become the next baseline. A thread that ended
+ * takes its counts with it: a sum that fell gives no figure. */
+static void switch_rates(const struct sampler *s, const struct procfs_stat *st, struct seen *now,
+			 struct sampler_process *p) {
+	struct procfs_switches sw;
+	uint64_t read_usec;
+
+	if (read_switches(s, st->pid, st->threads, &sw) < 0)
+		return;
+	read_usec = monotonic_usec();
+	if (now->have_switches && read_usec > now->switches_usec && sw.voluntary >= now->switches.voluntary &&
+	    sw.involuntary >= now->switches.involuntary) {
+		double span = (double)(read_usec - now->switches_usec) / 1e6;
+		uint64_t vol = sw.voluntary - now->switches.voluntary, invol = sw.involuntary - now->switches.involuntary;
+		p->wakeups_per_s = (double)vol / span;
+		p->switches_per_s = (double)(vol + invol) / span;
+	}
+	now->have_switches = true;
+	now->switches = sw;
+	now->switches_usec = read_usec;
+}
+
 static int scan_processes(struct sampler *s, double window_s, struct sampler_result *res,
 			  struct scan *sc) {
 	pid_t *pids;
@@ -307,11 +355,14 @@ static int scan_processes(struct sampler *s, double window_s, struct sampler_res
 				     .stat_fd = fd };
 		used = before ? now.ticks - before->ticks : 0;
 
-		if (before && before->have_io) {
-			/* Byte counters carry over until read again. */
-			now.have_io = true;
+		if (before) {
+			/* Counters carry over until read again. */
+			now.have_io = before->have_io;
 			now.io = before->io;
 			now.io_usec = before->io_usec;
+			now.have_switches = before->have_switches;
+			now.switches = before->switches;
+			now.switches_usec = before->switches_usec;
 		}
 		if (is_active(s, before, &now)) {
 			struct procfs_io io;
@@ -334,6 +385,7 @@ static int scan_processes(struct sampler *s, double window_s, struct sampler_res
 			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
 			p->last_cpu = st.processor;
 			p->busy_threads = count_busy_threads(s, before, &now, st.threads, window_s);
+			switch_rates(s, &st, &now, p);
 			if (procfs_read_io(s->root, pids[i], &io) >= 0) {
 				/* The clock at this very read: a rate over the time the
 				 * timer meant to pass would be off by however late this

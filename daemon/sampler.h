@@ -34,6 +34,8 @@ struct sampler_process {
 	unsigned busy_threads;     /* threads busy in the window (SAMPLER_BUSY_THREAD); 0: not
 				    * measured (one thread, or the first look at its threads) */
 	int last_cpu;              /* the CPU its main thread ran on last; -1 if unknown */
+	double wakeups_per_s;      /* its threads' voluntary context switches: sleeps ended by a wake-up */
+	double switches_per_s;     /* all its threads' context switches; both 0 on the first look */
 };
 
 struct sampler_channel {

@@ -170,12 +170,13 @@ static const char *human_rate(json_object *o, const char *key, char *buf, size_t
 }
 
 static void print_group_table(json_object *groups) {
-	struct table t = { .n_columns = 7 };
+	struct table t = { .n_columns = 8 };
 
-	table_add(&t, "GROUP", "PIDS", "STATE", "CCX", "CPUS", "TRAFFIC", "CHANNELS");
+	table_add(&t, "GROUP", "PIDS", "STATE", "CCX", "CPUS", "TRAFFIC", "WAKEUPS/S", "CHANNELS");
 	for (size_t i = 0; i < json_object_array_length(groups); i++) {
 		json_object *g = json_object_array_get_idx(groups, i), *chans;
-		char pids[256], rate[64], channels[512] = "";
+		char pids[256], rate[64], wakeups[32], channels[512] = "";
+		json_object *w;
 		size_t len = 0;
 
 		json_object_object_get_ex(g, "channels", &chans);
@@ -193,8 +194,10 @@ static void print_group_table(json_object *groups) {
 							k ? ", " : "", kind, str(c, "from"), str(c, "to"),
 							human_rate(c, "bytes_per_s", r, sizeof(r)));
 		}
+		snprintf(wakeups, sizeof(wakeups), "%.0f",
+			 json_object_object_get_ex(g, "wakeups_per_s", &w) ? json_object_get_double(w) : 0.0);
 		table_add(&t, str(g, "id"), int_list(g, "pids", pids, sizeof(pids)), str(g, "state"), str(g, "ccx"),
-			  str(g, "cpus"), human_rate(g, "bytes_per_s", rate, sizeof(rate)), channels);
+			  str(g, "cpus"), human_rate(g, "bytes_per_s", rate, sizeof(rate)), wakeups, channels);
 	}
 	table_print_free(&t);
 }

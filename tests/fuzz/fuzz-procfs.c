@@ -1,5 +1,6 @@
 /* The /proc parsers: the first byte picks which file the rest is the text
- * of, so one corpus covers stat, io, cgroup, fd link targets, /proc/stat and schedstat. */
+ * of, so one corpus covers stat, io, cgroup, fd link targets, /proc/stat,
+ * schedstat and the context switches in status. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	memcpy(buf, data + 1, size - 1);
 	buf[size - 1] = '\0';
 
-	switch (data[0] % 6) {
+	switch (data[0] % 7) {
 	case 0: {
 		struct procfs_stat st;
 		if (procfs_parse_stat(buf, 42, &st) == 0 &&
@@ -59,6 +60,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	case 5: {
 		struct procfs_schedstat ss;
 		(void)procfs_parse_schedstat(buf, &ss);
+		break;
+	}
+	case 6: {
+		struct procfs_switches sw;
+		(void)procfs_parse_switches(buf, &sw);
 		break;
 	}
 	}

@@ -166,6 +166,27 @@ static void schedstat_has_run_and_wait_time(void) {
 	CHECK_INT(procfs_parse_schedstat("", &ss), -EINVAL);
 }
 
+static void switches_from_status(void) {
+	struct procfs_switches sw, later;
+	const char *status = "Name:\tbash\nState:\tS (sleeping)\nCpus_allowed_list:\t0-1\n"
+			     "voluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t7\n";
+
+	CHECK_INT(procfs_parse_switches(status, &sw), 0);
+	CHECK_INT(sw.voluntary, 150);
+	CHECK_INT(sw.involuntary, 7);
+	CHECK_INT(procfs_parse_switches("voluntary_ctxt_switches:\t150\n", &sw), -EINVAL);
+	CHECK_INT(procfs_parse_switches("voluntary_ctxt_switches:\tx\nnonvoluntary_ctxt_switches:\t7\n", &sw), -EINVAL);
+	CHECK_INT(procfs_parse_switches("", &sw), -EINVAL);
+
+	/* Each sleep of this very thread is one voluntary switch more. */
+	CHECK_INT(procfs_read_task_switches("", getpid(), gettid(), &sw), 0);
+	for (int i = 0; i < 5; i++)
+		usleep(1000);
+	CHECK_INT(procfs_read_task_switches("", getpid(), gettid(), &later), 0);
+	CHECK(later.voluntary >= sw.voluntary + 5);
+	CHECK_INT(procfs_read_task_switches("", getpid(), 999999, &sw), -ESRCH);
+}
+
 /* A thread's own schedstat counts its own time, not the process's. */
 static void a_threads_own_cpu_time(void) {
 	struct procfs_schedstat main_ss, thread_ss;
@@ -188,5 +209,5 @@ static void a_threads_own_cpu_time(void) {
 
 TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(cgroup_v1_cpuset_wins_over_v2),
 	  T(cgroup_v2_alone), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
-	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time),
+	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time), T(switches_from_status),
 	  T(a_threads_own_cpu_time))

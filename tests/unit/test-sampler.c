@@ -139,6 +139,52 @@ static void finds_a_socketpair(void) {
 	sampler_result_free(r);
 }
 
+/* One byte back and forth: every byte is a sleep and a wake-up on each side. */
+static pid_t spawn_pingpong(int in, int out, bool first) {
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char c = 0;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (first && write(out, &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			if (read(in, &c, 1) != 1 || write(out, &c, 1) != 1)
+				_exit(0);
+	}
+	return pid;
+}
+
+static void counts_wakeups_and_switches(void) {
+	int ab[2], ba[2];
+	pid_t a, b;
+	struct sampler_result *r;
+
+	CHECK(pipe(ab) == 0 && pipe(ba) == 0);
+	a = spawn_pingpong(ba[0], ab[1], true);
+	b = spawn_pingpong(ab[0], ba[1], false);
+	for (int i = 0; i < 2; i++) {
+		close(ab[i]);
+		close(ba[i]);
+	}
+	r = sample_thrice();
+	CHECK(r != NULL);
+	for (int i = 0; r && i < 2; i++) {
+		long k = sampler_result_index(r, i ? b : a);
+		CHECK(k >= 0);
+		if (k < 0)
+			continue;
+		printf("# %d: %.0f wake-ups/s, %.0f switches/s\n", (int)r->procs[k].pid, r->procs[k].wakeups_per_s,
+		       r->procs[k].switches_per_s);
+		/* Thousands a second on any machine; an idle process has ~0. */
+		CHECK(r->procs[k].wakeups_per_s > 500);
+		CHECK(r->procs[k].switches_per_s >= r->procs[k].wakeups_per_s);
+	}
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	sampler_result_free(r);
+}
+
 static void finds_loopback_tcp_with_true_bytes(void) {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
@@ -275,6 +321,6 @@ static void how_busy_each_cpu_was(void) {
 	sampler_result_free(r);
 }
 
-TEST_MAIN(T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
+TEST_MAIN(T(counts_wakeups_and_switches), T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
 	  T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
 	  T(idle_processes_are_not_active))
