@@ -38,6 +38,10 @@ check "dry-run seats both ends inside one CCX of a Ryzen 7 1800X" \
 	sh -c "echo '$g' | jq -e '.state == \"dry-run\" and .seating == \"one-per-core\" and (.cpus == \"0-1,8-9\" or .cpus == \"4-5,12-13\")' >/dev/null"
 check "the channel is a pipe from yes to pv" \
 	sh -c "echo '$g' | jq -e '.channels[0].kind == \"pipe\" and .channels[0].from == $yes_pid and .channels[0].to == $pv_pid' >/dev/null"
+# pv -L sleeps between its bursts: each end wakes many times a second.
+check "its members show their CPU, wake-ups and context switches" wait_for 3 sh -c "$CCXCTL --socket $SOCK --json status | jq -e '
+	.groups[] | select(.pids | index($yes_pid)) | (.members | length) == 2 and .wakeups_per_s > 10 and
+	.switches_per_s >= .wakeups_per_s and all(.members[]; .cpu > 0 and .wakeups_per_s > 0)' >/dev/null"
 kill "$yes_pid" "$pv_pid" 2>/dev/null
 
 for kind in unix tcp; do
