@@ -21,6 +21,9 @@ struct seen {
 	pid_t pid;
 	uint64_t start_time;
 	uint64_t ticks;            /* utime + stime */
+	uint64_t ticks_usec;       /* when they were read: several samples ago for the long idle */
+	uint64_t busy_cycle;       /* the sample that last saw its CPU time grow (or first saw it) */
+	bool kthread;              /* a kernel thread: never placed, looked at only for pid reuse */
 	bool active;               /* used CPU in that window */
 	int stat_fd;               /* its /proc/PID/stat, kept open; -1 if none */
 	bool have_io;
@@ -56,7 +59,13 @@ struct sampler {
 	size_t n_tcp;
 	uint64_t tcp_usec;         /* when those were dumped */
 	uint64_t last_usec;
+	uint64_t cycle;            /* samples taken */
 	bool have_baseline;
+	struct sockdiag_unix *unix_socks;    /* the last dump of connected Unix sockets, by inode */
+	size_t n_unix;
+	uint64_t *not_unix;        /* socket inodes the last dump did not have (TCP, UDP, listeners) */
+	size_t n_not_unix;
+	uint64_t unix_cycle;       /* the sample that dumped them */
 	struct procfs_cpu_time *cpu_times;   /* /proc/stat at the previous sample */
 	size_t n_cpu_times;
 	struct sockdiag *diag;     /* NULL: sockets are not sampled */
@@ -112,6 +121,8 @@ void sampler_free(struct sampler *s) {
 	close_seen(s->seen, s->n_seen);
 	free(s->seen);
 	free(s->tcp);
+	free(s->unix_socks);
+	free(s->not_unix);
 	free(s->cpu_times);
 	free(s);
 }
@@ -303,8 +314,35 @@ static void switch_rates(const struct sampler *s, const struct procfs_stat *st, 
 	now->switches_usec = read_usec;
 }
 
-static int scan_processes(struct sampler *s, double window_s, struct sampler_result *res,
-			  struct scan *sc) {
+/* Whether to read a process's stat this sample. Most processes sleep most
+ * of the time, and reading each one's stat is most of what a sample costs:
+ * one idle for 3 samples is read every 4th, for 10 every 8th, and a kernel
+ * thread every 8th (only to see its pid go to another process). Spread by
+ * pid, so that each sample reads an even share. A process that wakes after
+ * a long sleep is therefore noticed within 8 samples; a new one at once. */
+static bool look_now(const struct sampler *s, const struct seen *before) {
+	uint64_t idle = s->cycle - before->busy_cycle;
+	unsigned period = before->kthread || idle >= 10 ? 8 : idle >= 3 ? 4 : 1;
+
+	return (s->cycle + (uint64_t)before->pid) % period == 0;
+}
+
+/* Keeps what was seen of a process not read this sample. */
+static int carry_over(struct scan *sc, struct seen *before) {
+	struct seen *grown = grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	sc->seen = grown;
+	sc->seen[sc->n_seen++] = *before;
+	before->stat_fd = -1;      /* both move to this sample's list */
+	before->threads = NULL;
+	return 0;
+}
+
+static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_result *res, struct scan *sc) {
+	/* A process born since the last sample: its ticks over the window. */
+	double default_window_s = res->window_usec ? (double)res->window_usec / 1e6 : 1.0;
 	pid_t *pids;
 	size_t n, k = 0;
 	int r = procfs_list_pids(s->root, &pids, &n);
@@ -318,7 +356,7 @@ static int scan_processes(struct sampler *s, double window_s, struct sampler_res
 		struct seen now, *before = NULL;
 		struct sampler_process *p;
 		uint64_t used;
-
+		double window_s;
 		int fd = -1;
 
 		if (pids[i] == s->self)
@@ -326,6 +364,12 @@ static int scan_processes(struct sampler *s, double window_s, struct sampler_res
 		/* Both lists are sorted by pid: walk the old one alongside. */
 		while (k < s->n_seen && s->seen[k].pid < pids[i])
 			k++;
+		if (k < s->n_seen && s->seen[k].pid == pids[i] && !look_now(s, &s->seen[k])) {
+			r = carry_over(sc, &s->seen[k]);
+			if (r < 0)
+				break;
+			continue;
+		}
 		if (k < s->n_seen && s->seen[k].pid == pids[i]) {
 			fd = s->seen[k].stat_fd;
 			s->seen[k].stat_fd = -1;   /* moves to this sample's entry */
@@ -343,17 +387,27 @@ static int scan_processes(struct sampler *s, double window_s, struct sampler_res
 				continue;
 			}
 		}
-		if (st.flags & PROCFS_PF_KTHREAD) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		res->n_scanned++;
 		if (k < s->n_seen && s->seen[k].pid == pids[i] && s->seen[k].start_time == st.start_time)
 			before = &s->seen[k];
 		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime,
-				     .stat_fd = fd };
+				     .ticks_usec = now_usec, .stat_fd = fd };
+		if (st.flags & PROCFS_PF_KTHREAD) {
+			now.kthread = true;
+			r = carry_over(sc, &now);
+			if (r < 0) {
+				if (fd >= 0)
+					close(fd);
+				break;
+			}
+			continue;
+		}
+		res->n_scanned++;
 		used = before ? now.ticks - before->ticks : 0;
+		now.busy_cycle = used == 0 && before ? before->busy_cycle : s->cycle;
+		/* Over the time since they were read, which for a process that
+		 * slept long is several samples. */
+		window_s = before && now_usec > before->ticks_usec ? (double)(now_usec - before->ticks_usec) / 1e6
+								  : default_window_s;
 
 		if (before) {
 			/* Counters carry over until read again. */
@@ -513,38 +567,102 @@ static int pipe_channels(const struct endpoint *eps, size_t n, struct sampler_re
 	return 0;
 }
 
+/* A dump lists every Unix socket of the machine, ten thousand on a busy
+ * one, while a connected socket's peer never changes: the last dump answers
+ * for as long as it knows every socket the active processes hold, and for
+ * no longer than this many samples (a datagram socket may connect anew). */
+#define UNIX_DUMP_MAX_AGE 10
+
+static int compare_unix_inode(const void *a, const void *b) {
+	uint64_t x = ((const struct sockdiag_unix *)a)->inode, y = ((const struct sockdiag_unix *)b)->inode;
+
+	return (x > y) - (x < y);
+}
+
+static int compare_u64(const void *a, const void *b) {
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static const struct sockdiag_unix *unix_peer_of(const struct sampler *s, uint64_t inode) {
+	struct sockdiag_unix key = { .inode = inode };
+
+	return s->n_unix ? bsearch(&key, s->unix_socks, s->n_unix, sizeof(key), compare_unix_inode) : NULL;
+}
+
+static bool known_not_unix(const struct sampler *s, uint64_t inode) {
+	return s->n_not_unix && bsearch(&inode, s->not_unix, s->n_not_unix, sizeof(inode), compare_u64);
+}
+
+/* Whether the last dump still answers for every socket in eps. */
+static bool unix_dump_fresh(const struct sampler *s, const struct endpoint *eps, size_t n) {
+	if (!s->unix_cycle || s->cycle - s->unix_cycle >= UNIX_DUMP_MAX_AGE)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (eps[i].kind == PROCFS_FD_SOCKET && !unix_peer_of(s, eps[i].inode) && !known_not_unix(s, eps[i].inode))
+			return false;
+	return true;
+}
+
+/* Dumps the Unix sockets again, and notes which of eps's sockets are not
+ * among them. */
+static int unix_dump(struct sampler *s, const struct endpoint *eps, size_t n) {
+	struct sockdiag_unix *socks;
+	size_t n_socks, k = 0;
+	uint64_t *others = calloc(n ? n : 1, sizeof(*others));
+	int r = others ? sockdiag_unix(s->diag, &socks, &n_socks) : -ENOMEM;
+
+	if (r < 0) {
+		free(others);
+		return r;
+	}
+	if (n_socks > 1)
+		qsort(socks, n_socks, sizeof(*socks), compare_unix_inode);
+	free(s->unix_socks);
+	s->unix_socks = socks;
+	s->n_unix = n_socks;
+	for (size_t i = 0; i < n; i++)
+		if (eps[i].kind == PROCFS_FD_SOCKET && !unix_peer_of(s, eps[i].inode))
+			others[k++] = eps[i].inode;
+	if (k > 1)
+		qsort(others, k, sizeof(*others), compare_u64);
+	free(s->not_unix);
+	s->not_unix = others;
+	s->n_not_unix = k;
+	s->unix_cycle = s->cycle + 1;   /* never 0: 0 means no dump yet */
+	return 0;
+}
+
 static int unix_channels(struct sampler *s, const struct endpoint *eps, size_t n, struct sampler_result *res,
 			 size_t *allocated) {
-	struct sockdiag_unix *socks;
-	size_t n_socks;
 	int r;
 
 	if (!s->diag)
 		return 0;
-	r = sockdiag_unix(s->diag, &socks, &n_socks);
-	if (r < 0)
+	if (!unix_dump_fresh(s, eps, n) && (r = unix_dump(s, eps, n)) < 0)
 		return log_debug_errno(r, "Failed to dump Unix sockets, ignoring: %m"), 0;
-	for (size_t i = 0; i < n_socks; i++) {
-		long a = owner_of(eps, n, socks[i].inode), b;
+	/* eps is sorted by kind, then inode: each socket of an active process once. */
+	for (size_t i = 0; i < n; i++) {
+		const struct sockdiag_unix *u = eps[i].kind == PROCFS_FD_SOCKET ? unix_peer_of(s, eps[i].inode) : NULL;
+		long a, b;
 		struct sampler_channel *c;
 
-		/* Each connection is listed from both ends: keep the one from the lower inode. */
-		if (a < 0 || socks[i].peer < socks[i].inode)
+		/* Each connection from both ends: keep the one from the lower inode. */
+		if (!u || u->peer < u->inode || (i > 0 && eps[i - 1].kind == eps[i].kind && eps[i - 1].inode == eps[i].inode))
 			continue;
-		b = owner_of(eps, n, socks[i].peer);
-		if (b < 0 || a == b)
+		a = owner_of(eps, n, u->inode);
+		b = owner_of(eps, n, u->peer);
+		if (a < 0 || b < 0 || a == b)
 			continue;
 		c = add_channel(res, allocated);
-		if (!c) {
-			free(socks);
+		if (!c)
 			return -ENOMEM;
-		}
 		c->kind = CHANNEL_UNIX;
 		c->from = res->procs[a].pid;
 		c->to = res->procs[b].pid;
-		c->inode = socks[i].inode;
+		c->inode = u->inode;
 	}
-	free(socks);
 	return 0;
 }
 
@@ -565,10 +683,22 @@ static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n,
 	size_t n_socks;
 	uint64_t dump_usec;
 	double span;
+	bool any = false;
 	int r;
 
 	if (!s->diag)
 		return 0;
+	/* Only an active process's socket that is no Unix one can be TCP. */
+	for (size_t i = 0; !any && i < n; i++)
+		any = eps[i].kind == PROCFS_FD_SOCKET && !unix_peer_of(s, eps[i].inode);
+	if (!any) {
+		/* Counters from before a gap would make a rate over the wrong span. */
+		free(s->tcp);
+		s->tcp = NULL;
+		s->n_tcp = 0;
+		s->tcp_usec = 0;
+		return 0;
+	}
 	r = sockdiag_tcp_loopback(s->diag, &socks, &n_socks);
 	if (r < 0)
 		return log_debug_errno(r, "Failed to dump TCP sockets, ignoring: %m"), 0;
@@ -721,15 +851,13 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 	struct scan sc = { 0 };
 	struct endpoint *eps = NULL;
 	size_t n_eps = 0, allocated = 0;
-	double window_s;
 	int r;
 
 	if (!res)
 		return -ENOMEM;
 	res->window_usec = s->have_baseline && now_usec > s->last_usec ? now_usec - s->last_usec : 0;
-	window_s = res->window_usec ? (double)res->window_usec / 1e6 : 1.0;
 
-	r = scan_processes(s, window_s, res, &sc);
+	r = scan_processes(s, now_usec, res, &sc);
 	if (r >= 0)
 		r = collect_endpoints(s, res, &eps, &n_eps);
 	if (r >= 0)
@@ -756,6 +884,7 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 	s->seen = sc.seen;
 	s->n_seen = sc.n_seen;
 	s->last_usec = now_usec;
+	s->cycle++;
 	s->have_baseline = true;
 	*ret = res;
 	return 0;

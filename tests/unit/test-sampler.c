@@ -185,6 +185,48 @@ static void counts_wakeups_and_switches(void) {
 	sampler_result_free(r);
 }
 
+/* The Unix sockets are dumped once and kept while they answer for every
+ * socket of the active processes: a pair connected later makes a new dump. */
+static void a_later_socketpair_is_found_too(void) {
+	int first[2], second[2];
+	pid_t w1, r1, w2 = -1, r2 = -1;
+	struct sampler *s;
+	struct sampler_result *r = NULL;
+	bool found_first = false, found_second = false;
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, first) == 0);
+	w1 = spawn_writer(first[0], first[1]);
+	r1 = spawn_reader(first[1], first[0]);
+	close(first[0]);
+	close(first[1]);
+	CHECK_INT(sampler_new("", &s), 0);
+	for (int i = 0; i < 8; i++) {
+		if (i == 4) {
+			CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, second) == 0);
+			w2 = spawn_writer(second[0], second[1]);
+			r2 = spawn_reader(second[1], second[0]);
+			close(second[0]);
+			close(second[1]);
+		}
+		sampler_result_free(r);
+		r = NULL;
+		CHECK_INT(sampler_sample(s, now_usec(), &r), 0);
+		if (r && find(r, CHANNEL_UNIX, w1, r1))
+			found_first = true;
+		if (r && i > 4 && find(r, CHANNEL_UNIX, w2, r2))
+			found_second = true;
+		usleep(200 * 1000);
+	}
+	CHECK(found_first);
+	CHECK(found_second);
+	kill(w1, SIGKILL);
+	kill(r1, SIGKILL);
+	kill(w2, SIGKILL);
+	kill(r2, SIGKILL);
+	sampler_result_free(r);
+	sampler_free(s);
+}
+
 static void finds_loopback_tcp_with_true_bytes(void) {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
@@ -234,6 +276,57 @@ static void idle_processes_are_not_active(void) {
 	CHECK(r && r->n_scanned > 1);
 	kill(idle, SIGKILL);
 	sampler_result_free(r);
+}
+
+/* Long-idle processes are read every 8th sample only, and one that wakes
+ * after a long sleep is still noticed within 8 samples. */
+static void long_idle_processes_are_read_less_often(void) {
+	int go[2];
+	pid_t sleeper;
+	struct sampler *s;
+	struct sampler_result *r = NULL;
+	size_t all = 0, late = 0;
+	int noticed = -1;
+
+	CHECK(pipe(go) == 0);
+	sleeper = fork();
+	if (sleeper == 0) {
+		char c;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(go[1]);
+		if (read(go[0], &c, 1) == 1)
+			for (;;)
+				;   /* busy from now on */
+		_exit(0);
+	}
+	close(go[0]);
+	CHECK_INT(sampler_new("", &s), 0);
+	for (int i = 0; i < 14; i++) {
+		sampler_result_free(r);
+		r = NULL;
+		CHECK_INT(sampler_sample(s, now_usec(), &r), 0);
+		if (i == 1)
+			all = r ? r->n_scanned : 0;   /* the first sample after the baseline reads every one */
+		if (i == 13)
+			late = r ? r->n_scanned : 0;
+		usleep(20 * 1000);
+	}
+	printf("# read %zu processes at the start, %zu once most had slept 10 samples\n", all, late);
+	CHECK(late * 2 < all);
+	CHECK(write(go[1], "x", 1) == 1);
+	for (int i = 0; i < 9 && noticed < 0; i++) {
+		usleep(30 * 1000);
+		sampler_result_free(r);
+		r = NULL;
+		CHECK_INT(sampler_sample(s, now_usec(), &r), 0);
+		if (r && sampler_result_index(r, sleeper) >= 0)
+			noticed = i + 1;
+	}
+	printf("# the sleeper, woken, was noticed at sample %d\n", noticed);
+	CHECK(noticed >= 1 && noticed <= 9);
+	kill(sleeper, SIGKILL);
+	sampler_result_free(r);
+	sampler_free(s);
 }
 
 /* A thread that writes to /dev/null as fast as it can (busy, with wchar
@@ -321,6 +414,6 @@ static void how_busy_each_cpu_was(void) {
 	sampler_result_free(r);
 }
 
-TEST_MAIN(T(counts_wakeups_and_switches), T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
+TEST_MAIN(T(a_later_socketpair_is_found_too), T(counts_wakeups_and_switches), T(long_idle_processes_are_read_less_often), T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
 	  T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
 	  T(idle_processes_are_not_active))

@@ -4,7 +4,8 @@
 # plus 10 pairs streaming 8 MiB/s each through pipes, Unix sockets and
 # loopback TCP (tools/helpers/ccxt-talk), sampled by ccxd in dry-run mode.
 # The cycle's CPU time is ccxd's own figure (status: sampling.last_cycle_usec),
-# the median of 7 cycles. Prints a Markdown table.
+# the median of 8 cycles once idle processes are read every 8th. Prints a
+# Markdown table.
 #
 #   tools/bench/sample-cost.sh [N...]        (root; default 100 1000 5000)
 set -eu
@@ -32,7 +33,7 @@ CONF
 
 echo "Machine: $(nproc) CPUs, $(uname -r); command: tools/bench/sample-cost.sh $COUNTS ($(date -u +%Y-%m-%d))"
 echo
-echo "| idle processes | scanned | active | cycle us (median of 7) | us per scanned process | us per active process |"
+echo "| idle processes | scanned | active | cycle us (median of 8) | us per scanned process | us per active process |"
 echo "|---|---|---|---|---|---|"
 for n in $COUNTS; do
 	./tools/helpers/ccxt-hold "$n" 600 &
@@ -45,9 +46,11 @@ for n in $COUNTS; do
 	./daemon/ccxd --config "$WORK/ccxd.conf" 2>/dev/null &
 	DAEMON=$!
 	PIDS="$PIDS $DAEMON"
-	sleep 3
+	# Steady state: idle processes are read every 8th sample once they
+	# have slept 10; the median of 8 samples spans one round of that.
+	sleep 20
 	: > "$WORK/cycles"
-	for i in 1 2 3 4 5 6 7; do
+	for i in 1 2 3 4 5 6 7 8; do
 		./tools/ccxctl --socket "$WORK/ccxd.sock" --json status |
 			jq -r '.sampling | "\(.last_cycle_usec) \(.processes_scanned) \(.processes_active)"' >> "$WORK/cycles"
 		sleep 1
