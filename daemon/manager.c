@@ -201,12 +201,25 @@ static int ensure_pidfd(const struct manager *m, struct proc *p) {
 	return 0;
 }
 
+/* The ledger is written at most this often: a storm of rule-matched execs
+ * would otherwise write it for every one (30 us on a tmpfs, ten times that
+ * on a disk). */
+#define LEDGER_GAP_USEC (100 * 1000)
+
 /* Something ccxd owes may have changed: the runtime directory's ledger is
- * brought up to date once the current event is handled, so that a burst of
- * execs costs one write. */
+ * brought up to date once the current event is handled, or, when it was
+ * written less than LEDGER_GAP_USEC ago, that long after the last write. */
 static void owe_changed(struct manager *m) {
-	if (m->ledger_sync)
-		sd_event_source_set_enabled(m->ledger_sync, SD_EVENT_ONESHOT);
+	int enabled = SD_EVENT_OFF;
+	uint64_t now, at;
+
+	if (!m->ledger_sync || sd_event_source_get_enabled(m->ledger_sync, &enabled) < 0 || enabled != SD_EVENT_OFF)
+		return;   /* a write is due already */
+	if (sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
+		return;
+	at = m->ledger_usec + LEDGER_GAP_USEC > now ? m->ledger_usec + LEDGER_GAP_USEC : now;
+	sd_event_source_set_time(m->ledger_sync, at);
+	sd_event_source_set_enabled(m->ledger_sync, SD_EVENT_ONESHOT);
 }
 
 /* Puts cpus into the kernel for p, or with policy = spread its CPU sets
@@ -776,9 +789,12 @@ static int ledger_sync(struct manager *m) {
 	return 0;
 }
 
-static int on_ledger_sync(sd_event_source *s, void *userdata) {
+static int on_ledger_sync(sd_event_source *s, uint64_t usec, void *userdata) {
+	struct manager *m = userdata;
+
 	(void)s;
-	ledger_sync(userdata);
+	m->ledger_usec = usec;
+	ledger_sync(m);
 	return 0;
 }
 
@@ -1320,7 +1336,7 @@ int manager_start(struct manager *m) {
 		return -ENOMEM;
 	if (mkdir(m->runtime_dir, 0755) < 0 && errno != EEXIST)
 		log_warning_errno(-errno, "Failed to create %s: %m", m->runtime_dir);
-	r = sd_event_add_defer(m->event, &m->ledger_sync, on_ledger_sync, m);
+	r = sd_event_add_time(m->event, &m->ledger_sync, CLOCK_MONOTONIC, 0, 1000, on_ledger_sync, m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the ledger of original affinities: %m");
 	sd_event_source_set_enabled(m->ledger_sync, SD_EVENT_OFF);

@@ -49,6 +49,7 @@ struct manager {
 	sd_event_source *interval_timer;
 	sd_event_source *rescan;   /* a pending full scan, coalesced */
 	sd_event_source *ledger_sync;  /* writes the originals owed, once per burst of changes */
+	uint64_t ledger_usec;      /* CLOCK_MONOTONIC of the last write */
 	char *runtime_dir;         /* where they are written: fixed at start, like the socket */
 	char *ledger_text;         /* what was last written, NULL when nothing is owed */
 	int ledger_error;          /* of the last write, 0 or -errno: logged when it changes */
