@@ -242,13 +242,9 @@ static uint64_t thread_wanted(const struct seen *before, pid_t tid, uint64_t ns)
  * comes in 10 ms ticks. The first time its threads are read is their
  * baseline: 0, not measured. */
 static unsigned count_busy_threads(const struct sampler *s, const struct seen *before, struct seen *now,
-				   unsigned long threads, double window_s) {
-	pid_t *tids = NULL;
-	size_t n = 0;
+				   const pid_t *tids, size_t n, double window_s) {
 	unsigned busy = 0;
 
-	if (threads < 2 || procfs_list_tasks(s->root, now->pid, &tids, &n) < 0)
-		return 0;
 	now->threads = n > 1 ? calloc(n, sizeof(*now->threads)) : NULL;
 	for (size_t i = 0; now->threads && i < n; i++) {
 		struct procfs_schedstat ss;
@@ -263,21 +259,16 @@ static unsigned count_busy_threads(const struct sampler *s, const struct seen *b
 		    (double)thread_wanted(before, t->tid, t->ns) / 1e9 / window_s >= SAMPLER_BUSY_THREAD)
 			busy++;
 	}
-	free(tids);
 	if (now->n_threads > 1)
 		qsort(now->threads, now->n_threads, sizeof(*now->threads), compare_thread);
 	return before && before->threads ? busy : 0;
 }
 
 /* The context switches of all of a process's threads. */
-static int read_switches(const struct sampler *s, pid_t pid, unsigned long threads, struct procfs_switches *ret) {
-	pid_t *tids;
-	size_t n;
-
-	if (threads < 2)
+static int read_switches(const struct sampler *s, pid_t pid, const pid_t *tids, size_t n,
+			 struct procfs_switches *ret) {
+	if (n < 2)
 		return procfs_read_task_switches(s->root, pid, pid, ret);
-	if (procfs_list_tasks(s->root, pid, &tids, &n) < 0)
-		return -ESRCH;
 	*ret = (struct procfs_switches){ 0 };
 	for (size_t i = 0; i < n; i++) {
 		struct procfs_switches t;
@@ -286,7 +277,6 @@ static int read_switches(const struct sampler *s, pid_t pid, unsigned long threa
 		ret->voluntary += t.voluntary;
 		ret->involuntary += t.involuntary;
 	}
-	free(tids);
 	return 0;
 }
 
@@ -294,12 +284,12 @@ static int read_switches(const struct sampler *s, pid_t pid, unsigned long threa
  * switches per second since they were last read, which may be several
  * samples ago; now's counters become the next baseline. A thread that ended
  * takes its counts with it: a sum that fell gives no figure. */
-static void switch_rates(const struct sampler *s, const struct procfs_stat *st, struct seen *now,
+static void switch_rates(const struct sampler *s, struct seen *now, const pid_t *tids, size_t n,
 			 struct sampler_process *p) {
 	struct procfs_switches sw;
 	uint64_t read_usec;
 
-	if (read_switches(s, st->pid, st->threads, &sw) < 0)
+	if (read_switches(s, now->pid, tids, n, &sw) < 0)
 		return;
 	read_usec = monotonic_usec();
 	if (now->have_switches && read_usec > now->switches_usec && sw.voluntary >= now->switches.voluntary &&
@@ -357,6 +347,8 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		struct sampler_process *p;
 		uint64_t used;
 		double window_s;
+		pid_t *tids;
+		size_t n_tids;
 		int fd = -1;
 
 		if (pids[i] == s->self)
@@ -438,8 +430,13 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			memcpy(p->comm, st.comm, sizeof(p->comm));
 			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
 			p->last_cpu = st.processor;
-			p->busy_threads = count_busy_threads(s, before, &now, st.threads, window_s);
-			switch_rates(s, &st, &now, p);
+			/* Of a process with several threads, each thread is read. */
+			tids = NULL;
+			n_tids = 0;
+			if (st.threads > 1 && procfs_list_tasks(s->root, pids[i], &tids, &n_tids) >= 0)
+				p->busy_threads = count_busy_threads(s, before, &now, tids, n_tids, window_s);
+			switch_rates(s, &now, tids, n_tids, p);
+			free(tids);
 			if (procfs_read_io(s->root, pids[i], &io) >= 0) {
 				/* The clock at this very read: a rate over the time the
 				 * timer meant to pass would be off by however late this
