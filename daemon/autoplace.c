@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "actuator.h"
+#include "atomicfile.h"
 #include "cpulist.h"
 #include "log.h"
 #include "procfs.h"
@@ -309,20 +310,16 @@ static void remember(struct autoplace *a, const char *programs, enum seating sea
  * never leaves half a file. */
 static int save_memory(const struct autoplace *a) {
 	json_object *o = json_object_new_object(), *seatings = json_object_new_object();
-	char tmp[4096];
-	int r = 0;
+	const char *text;
+	int r;
 
 	json_object_object_add(o, "version", json_object_new_int(1));
 	for (size_t i = 0; i < a->n_learned; i++)
 		json_object_object_add(seatings, a->learned[i].programs,
 				       json_object_new_string(seating_to_string(a->learned[i].seating)));
 	json_object_object_add(o, "seatings", seatings);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", a->memory);
-	if (json_object_to_file_ext(tmp, o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) < 0 ||
-	    rename(tmp, a->memory) < 0) {
-		r = -errno ? -errno : -EIO;
-		unlink(tmp);
-	}
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	r = text ? atomicfile_write(a->memory, text, 0644, true) : -ENOMEM;
 	json_object_put(o);
 	return r;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "atomicfile.h"
 #include "cpulist.h"
 
 /* The file is ccxd's own, but a broken one must not make ccxd run wild:
@@ -177,35 +178,12 @@ static int path_in(const char *dir, const char *name, char *buf, size_t size) {
 }
 
 int ledger_write(const char *dir, const char *text) {
-	char path[PATH_MAX], tmp[PATH_MAX];
-	size_t len = strlen(text), done = 0;
-	int fd, r;
+	char path[PATH_MAX];
+	int r = path_in(dir, LEDGER_FILE, path, sizeof(path));
 
-	if ((r = path_in(dir, LEDGER_FILE, path, sizeof(path))) < 0 ||
-	    (r = path_in(dir, LEDGER_FILE ".tmp", tmp, sizeof(tmp))) < 0)
-		return r;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	while (done < len) {
-		ssize_t k = write(fd, text + done, len - done);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0) {
-			r = k < 0 ? -errno : -EIO;
-			break;
-		}
-		done += (size_t)k;
-	}
-	/* No fsync: the runtime directory is a tmpfs, and the processes the
+	/* Not durable: the runtime directory is a tmpfs, and the processes the
 	 * file speaks of do not outlive the machine either. */
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	return r < 0 ? r : atomicfile_write(path, text, 0600, false);
 }
 
 int ledger_read(const char *dir, struct ledger_entry **ret, size_t *n, char **error) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "autoplace.h"
 #include "config.h"
 #include "log.h"
@@ -223,40 +224,7 @@ void metrics_collect(const struct manager *m, struct metrics *ret) {
 /* ---- the file --------------------------------------------------------- */
 
 int metrics_write_file(const char *path, const char *text) {
-	size_t len = strlen(text), done = 0;
-	char *tmp;
-	int fd, r = 0;
-
-	/* Not ending in .prom while it is written: node_exporter reads only
-	 * *.prom files. */
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-		return -ENOMEM;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		free(tmp);
-		return r;
-	}
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			break;
-		}
-		done += (size_t)n;
-	}
-	if (r == 0 && fchmod(fd, 0644) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	free(tmp);
-	return r;
+	return atomicfile_write(path, text, 0644, false);
 }
 
 void metrics_update_file(struct manager *m) {

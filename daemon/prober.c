@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "cpulist.h"
 #include "log.h"
 #include "probeworker.h"
@@ -73,8 +74,8 @@ void prober_fingerprint(const struct topology *t, char ret[PROBER_FINGERPRINT_SI
 	snprintf(ret, PROBER_FINGERPRINT_SIZE, "%016llx", (unsigned long long)h);
 }
 
-static int cache_path(const char *state_dir, const char *suffix, char *buf, size_t size) {
-	int n = snprintf(buf, size, "%s/%s%s", state_dir, PROBER_CACHE_FILE, suffix);
+static int cache_path(const char *state_dir, char *buf, size_t size) {
+	int n = snprintf(buf, size, "%s/%s", state_dir, PROBER_CACHE_FILE);
 
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
@@ -84,7 +85,7 @@ int prober_cache_read(const char *state_dir, const char *fingerprint, json_objec
 	char path[PATH_MAX];
 	json_object *o, *v, *results;
 	struct probe_results *check = NULL;
-	int r = cache_path(state_dir, "", path, sizeof(path));
+	int r = cache_path(state_dir, path, sizeof(path));
 
 	if (r < 0)
 		return r;
@@ -120,13 +121,11 @@ int prober_cache_read(const char *state_dir, const char *fingerprint, json_objec
 
 int prober_cache_write(const char *state_dir, const char *fingerprint, const char *topology, const char *source,
 		       uint64_t measured_usec, json_object *results) {
-	char path[PATH_MAX], tmp[PATH_MAX];
+	char path[PATH_MAX], *text;
 	json_object *o;
-	FILE *f;
 	int r;
 
-	if ((r = cache_path(state_dir, "", path, sizeof(path))) < 0 ||
-	    (r = cache_path(state_dir, ".tmp", tmp, sizeof(tmp))) < 0)
+	if ((r = cache_path(state_dir, path, sizeof(path))) < 0)
 		return r;
 	if (mkdir(state_dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
@@ -137,22 +136,13 @@ int prober_cache_write(const char *state_dir, const char *fingerprint, const cha
 	json_object_object_add(o, "measured_usec", json_object_new_int64((int64_t)measured_usec));
 	json_object_object_add(o, "source", json_object_new_string(source));
 	json_object_object_add(o, "results", json_object_get(results));
-	f = fopen(tmp, "we");
-	if (!f) {
-		json_object_put(o);
-		return -errno;
-	}
-	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE), f);
-	fputc('\n', f);
+	r = asprintf(&text, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
-	/* Replaced whole or not at all: a crash never leaves half a cache. */
-	r = ferror(f) | fflush(f) | fsync(fileno(f)) ? -EIO : 0;
-	if (fclose(f) != 0 && r >= 0)
-		r = -EIO;
-	if (r >= 0 && rename(tmp, path) < 0)
-		r = -errno;
 	if (r < 0)
-		unlink(tmp);
+		return -ENOMEM;
+	/* Replaced whole or not at all: a crash never leaves half a cache. */
+	r = atomicfile_write(path, text, 0644, true);
+	free(text);
 	return r;
 }
 
