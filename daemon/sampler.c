@@ -57,7 +57,12 @@ struct sampler {
 	size_t n_seen;
 	struct tcp_seen *tcp;
 	size_t n_tcp;
-	uint64_t tcp_usec;         /* when those were dumped */
+	uint64_t tcp_usec;         /* when those were read */
+	struct sockdiag_tcp *tcp_known;  /* the last dump's loopback connections, by inode */
+	size_t n_tcp_known;
+	uint64_t *not_tcp;         /* active sockets neither Unix nor in that dump (UDP, listeners) */
+	size_t n_not_tcp;
+	uint64_t tcp_cycle;        /* the sample that dumped them */
 	uint64_t last_usec;
 	uint64_t cycle;            /* samples taken */
 	bool have_baseline;
@@ -123,6 +128,8 @@ void sampler_free(struct sampler *s) {
 	free(s->tcp);
 	free(s->unix_socks);
 	free(s->not_unix);
+	free(s->tcp_known);
+	free(s->not_tcp);
 	free(s->cpu_times);
 	free(s);
 }
@@ -588,8 +595,9 @@ static const struct sockdiag_unix *unix_peer_of(const struct sampler *s, uint64_
 	return s->n_unix ? bsearch(&key, s->unix_socks, s->n_unix, sizeof(key), compare_unix_inode) : NULL;
 }
 
-static bool known_not_unix(const struct sampler *s, uint64_t inode) {
-	return s->n_not_unix && bsearch(&inode, s->not_unix, s->n_not_unix, sizeof(inode), compare_u64);
+/* Whether inode is in a sorted list of them. */
+static bool in_list(const uint64_t *list, size_t n, uint64_t inode) {
+	return n && bsearch(&inode, list, n, sizeof(inode), compare_u64);
 }
 
 /* Whether the last dump still answers for every socket in eps. */
@@ -597,7 +605,8 @@ static bool unix_dump_fresh(const struct sampler *s, const struct endpoint *eps,
 	if (!s->unix_cycle || s->cycle - s->unix_cycle >= UNIX_DUMP_MAX_AGE)
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (eps[i].kind == PROCFS_FD_SOCKET && !unix_peer_of(s, eps[i].inode) && !known_not_unix(s, eps[i].inode))
+		if (eps[i].kind == PROCFS_FD_SOCKET && !unix_peer_of(s, eps[i].inode) &&
+		    !in_list(s->not_unix, s->n_not_unix, eps[i].inode))
 			return false;
 	return true;
 }
@@ -673,6 +682,105 @@ static uint64_t tcp_bytes_before(const struct sampler *s, uint64_t inode, bool *
 
 /* Loopback TCP: the two sockets of a connection have each other's ports.
  * tcp_info counts the bytes for real, both ways. */
+/* A TCP dump walks the kernel's whole table of connections, twice (IPv4 and
+ * IPv6), however few there are: the connections it found are asked for one
+ * by one instead, each a hash lookup, while they are every socket the
+ * active processes hold that could be TCP, and for no longer than this many
+ * samples. */
+#define TCP_DUMP_MAX_AGE 10
+
+static int compare_known_inode(const void *a, const void *b) {
+	uint64_t x = ((const struct sockdiag_tcp *)a)->inode, y = ((const struct sockdiag_tcp *)b)->inode;
+
+	return (x > y) - (x < y);
+}
+
+static const struct sockdiag_tcp *tcp_known(const struct sampler *s, uint64_t inode) {
+	struct sockdiag_tcp key = { .inode = inode };
+
+	return s->n_tcp_known ? bsearch(&key, s->tcp_known, s->n_tcp_known, sizeof(key), compare_known_inode) : NULL;
+}
+
+/* The active processes' sockets that could be TCP: those no Unix dump has. */
+static bool maybe_tcp(const struct sampler *s, const struct endpoint *e) {
+	return e->kind == PROCFS_FD_SOCKET && !unix_peer_of(s, e->inode);
+}
+
+/* Dumps the loopback connections and keeps them, with the candidates they
+ * do not include, for the lookups of the next samples. */
+static int tcp_dump(struct sampler *s, const struct endpoint *eps, size_t n, struct sockdiag_tcp **ret,
+		    size_t *n_ret) {
+	struct sockdiag_tcp *socks, *known;
+	size_t n_socks, k = 0;
+	uint64_t *others;
+	int r = sockdiag_tcp_loopback(s->diag, &socks, &n_socks);
+
+	if (r < 0)
+		return r;
+	known = calloc(n_socks ? n_socks : 1, sizeof(*known));
+	others = calloc(n ? n : 1, sizeof(*others));
+	if (!known || !others) {
+		free(known);
+		free(others);
+		free(socks);
+		return -ENOMEM;
+	}
+	if (n_socks)
+		memcpy(known, socks, n_socks * sizeof(*known));
+	if (n_socks > 1)
+		qsort(known, n_socks, sizeof(*known), compare_known_inode);
+	free(s->tcp_known);
+	s->tcp_known = known;
+	s->n_tcp_known = n_socks;
+	for (size_t i = 0; i < n; i++)
+		if (maybe_tcp(s, &eps[i]) && !tcp_known(s, eps[i].inode))
+			others[k++] = eps[i].inode;
+	if (k > 1)
+		qsort(others, k, sizeof(*others), compare_u64);
+	free(s->not_tcp);
+	s->not_tcp = others;
+	s->n_not_tcp = k;
+	s->tcp_cycle = s->cycle + 1;   /* never 0: 0 means no dump yet */
+	*ret = socks;
+	*n_ret = n_socks;
+	return 0;
+}
+
+/* The active processes' loopback connections with their counters now: by
+ * lookups while the last dump knows them all, else by a new dump. */
+static int tcp_fetch(struct sampler *s, const struct endpoint *eps, size_t n, struct sockdiag_tcp **ret,
+		     size_t *n_ret) {
+	struct sockdiag_tcp *socks;
+	size_t k = 0;
+	bool fresh = s->tcp_cycle && s->cycle - s->tcp_cycle < TCP_DUMP_MAX_AGE;
+
+	for (size_t i = 0; fresh && i < n; i++)
+		fresh = !maybe_tcp(s, &eps[i]) || tcp_known(s, eps[i].inode) ||
+			in_list(s->not_tcp, s->n_not_tcp, eps[i].inode);
+	if (!fresh)
+		return tcp_dump(s, eps, n, ret, n_ret);
+	socks = calloc(n ? n : 1, sizeof(*socks));
+	if (!socks)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct sockdiag_tcp *known = maybe_tcp(s, &eps[i]) ? tcp_known(s, eps[i].inode) : NULL;
+		int r;
+		if (!known || (i > 0 && eps[i - 1].kind == eps[i].kind && eps[i - 1].inode == eps[i].inode))
+			continue;
+		r = sockdiag_tcp_lookup(s->diag, known, &socks[k]);
+		if (r == -ENOENT)
+			continue;   /* closed since */
+		if (r < 0) {
+			free(socks);
+			return tcp_dump(s, eps, n, ret, n_ret);
+		}
+		k++;
+	}
+	*ret = socks;
+	*n_ret = k;
+	return 0;
+}
+
 static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n, struct sampler_result *res,
 			size_t *allocated) {
 	struct sockdiag_tcp *socks;
@@ -685,9 +793,8 @@ static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n,
 
 	if (!s->diag)
 		return 0;
-	/* Only an active process's socket that is no Unix one can be TCP. */
 	for (size_t i = 0; !any && i < n; i++)
-		any = eps[i].kind == PROCFS_FD_SOCKET && !unix_peer_of(s, eps[i].inode);
+		any = maybe_tcp(s, &eps[i]);
 	if (!any) {
 		/* Counters from before a gap would make a rate over the wrong span. */
 		free(s->tcp);
@@ -696,10 +803,10 @@ static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n,
 		s->tcp_usec = 0;
 		return 0;
 	}
-	r = sockdiag_tcp_loopback(s->diag, &socks, &n_socks);
+	r = tcp_fetch(s, eps, n, &socks, &n_socks);
 	if (r < 0)
-		return log_debug_errno(r, "Failed to dump TCP sockets, ignoring: %m"), 0;
-	/* Over the time between the two dumps, for the reason scan_processes() gives. */
+		return log_debug_errno(r, "Failed to read TCP sockets, ignoring: %m"), 0;
+	/* Over the time between the two reads, for the reason scan_processes() gives. */
 	dump_usec = monotonic_usec();
 	span = s->tcp_usec && dump_usec > s->tcp_usec ? (double)(dump_usec - s->tcp_usec) / 1e6 : 1.0;
 	s->tcp_usec = dump_usec;

@@ -68,6 +68,9 @@ int sockdiag_new(struct sockdiag **ret) {
 		sockdiag_free(d);
 		return r == -NLE_PERM ? -EPERM : -EPROTONOSUPPORT;
 	}
+	/* A lookup's answer is the socket, or an error: an acknowledgement
+	 * after it would be left for the next request to trip over. */
+	nl_socket_disable_auto_ack(d->sock);
 	*ret = d;
 	return 0;
 }
@@ -171,8 +174,12 @@ static int parse_tcp(struct nl_msg *msg, void *arg) {
 	if (!item)
 		return NL_STOP;
 	item->inode = m->idiag_inode;
+	item->family = m->idiag_family;
 	item->sport = ntohs(m->id.idiag_sport);
 	item->dport = ntohs(m->id.idiag_dport);
+	memcpy(item->src, m->id.idiag_src, sizeof(item->src));
+	memcpy(item->dst, m->id.idiag_dst, sizeof(item->dst));
+	item->ifindex = m->id.idiag_if;
 	item->bytes_acked = info.bytes_acked;
 	item->bytes_received = info.bytes_received;
 	return NL_OK;
@@ -198,4 +205,39 @@ int sockdiag_tcp_loopback(struct sockdiag *d, struct sockdiag_tcp **ret, size_t 
 	*ret = c.items;
 	*n = c.n;
 	return 0;
+}
+
+int sockdiag_tcp_lookup(struct sockdiag *d, const struct sockdiag_tcp *known, struct sockdiag_tcp *ret) {
+	struct inet_diag_req_v2 req = {
+		.sdiag_family = known->family,
+		.sdiag_protocol = IPPROTO_TCP,
+		.idiag_ext = 1 << (INET_DIAG_INFO - 1),
+		.idiag_states = ~0u,
+		.id = {
+			.idiag_sport = htons(known->sport),
+			.idiag_dport = htons(known->dport),
+			.idiag_if = known->ifindex,
+			.idiag_cookie = { INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE },
+		},
+	};
+	struct collect c = { .size = sizeof(struct sockdiag_tcp) };
+	int r;
+
+	memcpy(req.id.idiag_src, known->src, sizeof(req.id.idiag_src));
+	memcpy(req.id.idiag_dst, known->dst, sizeof(req.id.idiag_dst));
+	r = nl_socket_modify_cb(d->sock, NL_CB_VALID, NL_CB_CUSTOM, parse_tcp, &c);
+	if (r >= 0)
+		r = nl_send_simple(d->sock, SOCK_DIAG_BY_FAMILY, 0, &req, sizeof(req));
+	if (r >= 0)
+		r = nl_recvmsgs_default(d->sock);
+	if (r < 0 || c.error < 0 || c.n != 1) {
+		free(c.items);
+		if (c.error < 0)
+			return c.error;
+		return r == -NLE_OBJ_NOTFOUND || r >= 0 ? -ENOENT : -EIO;
+	}
+	*ret = *(struct sockdiag_tcp *)c.items;
+	free(c.items);
+	/* The same addresses and ports may belong to a newer connection. */
+	return ret->inode == known->inode ? 0 : -ENOENT;
 }

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "sampler.h"
@@ -227,6 +228,59 @@ static void a_later_socketpair_is_found_too(void) {
 	sampler_free(s);
 }
 
+/* A loopback TCP pair, its two ends in two processes. */
+static void spawn_tcp_pair(pid_t *w, pid_t *rd) {
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM, 0), c1, c2;
+
+	CHECK(l >= 0 && bind(l, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(l, 1) == 0);
+	CHECK(getsockname(l, (struct sockaddr *)&sa, &len) == 0);
+	c1 = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(connect(c1, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	c2 = accept(l, NULL, NULL);
+	CHECK(c2 >= 0);
+	close(l);
+	*w = spawn_writer(c1, c2);
+	*rd = spawn_reader(c2, c1);
+	close(c1);
+	close(c2);
+}
+
+/* After the first dump, the connection is read by lookups of its addresses
+ * and ports: its rate stays true sample after sample, and once it is closed
+ * it is gone from the sample. */
+static void a_tcp_connection_is_followed_by_lookups(void) {
+	pid_t w, rd;
+	struct sampler *s;
+	struct sampler_result *r = NULL;
+	int with_rate = 0;
+
+	spawn_tcp_pair(&w, &rd);
+	CHECK_INT(sampler_new("", &s), 0);
+	for (int i = 0; i < 6; i++) {
+		const struct sampler_channel *c;
+		sampler_result_free(r);
+		r = NULL;
+		CHECK_INT(sampler_sample(s, now_usec(), &r), 0);
+		c = r ? find(r, CHANNEL_TCP, w, rd) : NULL;
+		if (i >= 2 && c && c->bytes_per_s > 10 * 1048576.0)
+			with_rate++;
+		usleep(200 * 1000);
+	}
+	CHECK_INT(with_rate, 4);
+	kill(w, SIGKILL);
+	kill(rd, SIGKILL);
+	waitpid(w, NULL, 0);
+	waitpid(rd, NULL, 0);
+	sampler_result_free(r);
+	r = NULL;
+	CHECK_INT(sampler_sample(s, now_usec(), &r), 0);
+	CHECK(r && find(r, CHANNEL_TCP, w, rd) == NULL);
+	sampler_result_free(r);
+	sampler_free(s);
+}
+
 static void finds_loopback_tcp_with_true_bytes(void) {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
@@ -414,6 +468,6 @@ static void how_busy_each_cpu_was(void) {
 	sampler_result_free(r);
 }
 
-TEST_MAIN(T(a_later_socketpair_is_found_too), T(counts_wakeups_and_switches), T(long_idle_processes_are_read_less_often), T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
+TEST_MAIN(T(a_tcp_connection_is_followed_by_lookups), T(a_later_socketpair_is_found_too), T(counts_wakeups_and_switches), T(long_idle_processes_are_read_less_often), T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
 	  T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
 	  T(idle_processes_are_not_active))
