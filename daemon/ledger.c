@@ -25,6 +25,7 @@ static const char *const owner_names[_LEDGER_OWNER_MAX] = {
 	[LEDGER_RULE] = "rule",
 	[LEDGER_HAND] = "hand",
 	[LEDGER_AUTO] = "auto",
+	[LEDGER_RELEASED] = "released",
 };
 
 const char *ledger_owner_to_string(enum ledger_owner o) {
@@ -120,7 +121,7 @@ static int parse_entry(json_object *p, size_t i, struct ledger_entry *e, char **
 		if (owner && strcmp(owner, owner_names[e->owner]) == 0)
 			break;
 	if (e->owner == _LEDGER_OWNER_MAX)
-		return fail(error, "process %d: owner is not rule, hand or auto", e->pid);
+		return fail(error, "process %d: owner is not rule, hand, auto or released", e->pid);
 	if (e->owner == LEDGER_RULE && (!rule || !*rule || strlen(rule) >= sizeof(e->rule)))
 		return fail(error, "process %d: no valid rule name", e->pid);
 	if (e->owner == LEDGER_RULE)

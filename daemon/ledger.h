@@ -1,7 +1,9 @@
 /* What ccxd owes: the affinity every process it changed had before, kept in
  * the runtime directory so that a ccxd killed without a chance to put them
- * back finds them again when it restarts. The file is rewritten whole and
- * renamed into place, so it is always either the old list or the new one. */
+ * back finds them again when it restarts; and the processes released by
+ * hand, which stay released across a restart as they do across a reload.
+ * The file is rewritten whole and renamed into place, so it is always
+ * either the old list or the new one. */
 #pragma once
 
 #include <sched.h>
@@ -17,6 +19,7 @@ enum ledger_owner {
 	LEDGER_RULE,              /* a rule placed it */
 	LEDGER_HAND,              /* ccxctl pin placed it */
 	LEDGER_AUTO,              /* the automatic policy moved it */
+	LEDGER_RELEASED,          /* ccxctl unpin gave it back: left alone until it execs */
 	_LEDGER_OWNER_MAX,
 };
 
@@ -28,7 +31,7 @@ struct ledger_entry {
 	char rule[256];           /* LEDGER_RULE: the rule's name (a config line is shorter) */
 	pid_t inherited_from;     /* the parent it inherited its placement from, 0 if none */
 	cpu_set_t original;       /* what it had before ccxd touched it */
-	cpu_set_t cpus;           /* what ccxd gave it */
+	cpu_set_t cpus;           /* what ccxd gave it (released: its original again) */
 };
 
 /* The file's text for n entries. Pure. Returns 0, or -ENOMEM. */

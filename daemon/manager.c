@@ -730,13 +730,15 @@ static int collect_owed(const struct manager *m, struct ledger_entry **ret, size
 	for (size_t i = 0; i < n; i++) {
 		const struct proc *p = list[i];
 		struct ledger_entry *x = &e[n_owed];
-		if (p->state != PROC_PINNED || !p->have_original)
+		if ((p->state != PROC_PINNED && p->state != PROC_RELEASED) || !p->have_original)
 			continue;
 		*x = (struct ledger_entry) { .pid = p->pid, .start_time = p->start_time,
-					     .owner = p->rule ? LEDGER_RULE : LEDGER_HAND,
-					     .inherited_from = p->inherited_from, .original = p->original, .cpus = p->cpus };
+					     .owner = p->state == PROC_RELEASED ? LEDGER_RELEASED
+						      : p->rule ? LEDGER_RULE : LEDGER_HAND,
+					     .inherited_from = p->inherited_from, .original = p->original,
+					     .cpus = p->state == PROC_RELEASED ? p->original : p->cpus };
 		memcpy(x->comm, p->comm, sizeof(x->comm));
-		snprintf(x->rule, sizeof(x->rule), "%s", p->rule ? p->rule : "");
+		snprintf(x->rule, sizeof(x->rule), "%s", x->owner == LEDGER_RULE ? p->rule : "");
 		n_owed++;
 	}
 	for (size_t i = 0; i < n_groups; i++)
@@ -847,6 +849,17 @@ static void readopt(struct manager *m) {
 		if (procfs_read_stat(m->root, e[i].pid, &st) < 0 || st.start_time != e[i].start_time ||
 		    actuator_get(e[i].pid, &current) < 0)
 			continue;   /* gone: nothing owed */
+		if (e[i].owner == LEDGER_RELEASED) {
+			/* Left alone until it executes another program, restart or not. */
+			p = get_or_add(m, &st);
+			if (p) {
+				p->state = PROC_RELEASED;
+				p->original = e[i].original;
+				p->have_original = true;
+				set_reason(p, "released by hand; left alone until it executes a new program");
+			}
+			continue;
+		}
 		if (!cpulist_is_subset(&current, &e[i].cpus)) {
 			log_info("%s[%d] was moved by somebody else since ccxd last ran; leaving it alone", e[i].comm,
 				 (int)e[i].pid);
@@ -1044,19 +1057,20 @@ static bool rule_exists(const struct config *c, const char *name) {
 	return false;
 }
 
-static void restore_all(struct manager *m, bool forget) {
+/* Gives every process ccxd pinned its original back and forgets them all.
+ * At shutdown, two kinds stay for the ledger to keep until the next start:
+ * the processes released by hand (still left alone then), and any whose
+ * original could not be put back (still owed). */
+static void restore_all(struct manager *m, bool at_exit) {
 	size_t n;
 	struct proc **list = proctable_list(m->procs, &n);
 	pid_t *gone = calloc(n ? n : 1, sizeof(*gone));
 	size_t n_gone = 0;
 
 	for (size_t i = 0; list && gone && i < n; i++) {
-		bool pinned = list[i]->state == PROC_PINNED;
 		int r = restore(m, list[i]);
-		if (r == -ESRCH || forget)
+		if (!at_exit || r == -ESRCH || (r == 0 && list[i]->state != PROC_RELEASED))
 			gone[n_gone++] = list[i]->pid;
-		else if (r == 0 && pinned)
-			list[i]->state = PROC_RELEASED;   /* owes nothing any more */
 	}
 	for (size_t i = 0; i < n_gone; i++)
 		drop(m, gone[i]);
@@ -1092,7 +1106,7 @@ int manager_reload(struct manager *m, char ***errors) {
 		log_notice("The socket path changes from %s to %s at the next start", m->config->socket, c->socket);
 	/* CCX numbers of another topology mean other CPUs; another mode may forbid pinning. */
 	if (topology_changed || c->mode != CONFIG_MODE_ENFORCE) {
-		restore_all(m, true);
+		restore_all(m, false);
 		if (m->autoplace)
 			autoplace_release_all(m->autoplace);
 	}
@@ -1377,7 +1391,7 @@ int manager_run(struct manager *m) {
 	sd_notify(0, "STOPPING=1");
 	if (m->config->restore_on_exit) {
 		adopt_children(m);   /* their originals are owed too */
-		restore_all(m, false);
+		restore_all(m, true);
 		if (m->autoplace)
 			autoplace_release_all(m->autoplace);
 	}

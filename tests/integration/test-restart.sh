@@ -69,7 +69,7 @@ check "a process moved by somebody else while ccxd was down is left alone" \
 check "the ledger forgets the process that exited" wait_for 2 sh -c "! jq -e '.processes[] | select(.pid == $kept)' '$LEDGER' >/dev/null"
 check "unpin after the restart restores the true original (0)" \
 	sh -c "$CCXCTL --socket $SOCK unpin $pinned >/dev/null && [ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$pinned/status)\" = 0 ]"
-check "an unpinned process leaves the ledger" wait_for 2 sh -c "! [ -e '$LEDGER' ] || ! jq -e '.processes[] | select(.pid == $pinned)' '$LEDGER' >/dev/null"
+check "an unpinned process is in the ledger as released" wait_for 2 sh -c "jq -e '.processes[] | select(.pid == $pinned and .owner == \"released\")' '$LEDGER' >/dev/null"
 
 # Shutdown after a crash and a restart gives back the true original too.
 spawn taskset -c 0 "$held" 120
@@ -79,15 +79,22 @@ wait_for 2 in_ledger "$second" 0 1
 crash_ccxd
 start_ccxd
 check "a restarted ccxd takes it back" field_is "$second" original_cpus 0
+check "while the process unpinned by hand stays released, on its own CPU" \
+	sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq -r '.processes[] | select(.pid == $pinned) | .state')\" = released ] &&
+		[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$pinned/status)\" = 0 ]"
 check "ccxd shuts down cleanly" stop_ccxd
 check "shutdown restores its true original (0)" cpus_are "$second" 0
-check "nothing owed after a clean shutdown: no ledger" test ! -e "$LEDGER"
+check "after a clean shutdown the ledger holds only the released process" \
+	sh -c "[ \"\$(jq -c '[.processes[] | [.pid, .owner]]' '$LEDGER')\" = '[[$pinned,\"released\"]]' ]"
 
 # A rule removed while ccxd was down: its process goes back to its original.
 spawn taskset -c 0 "$held" 120
 third=$SPAWNED
 start_ccxd
 check "a third process is pinned" wait_for 2 cpus_are "$third" 1
+check "and across a clean restart the released one is still left alone" \
+	sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq -r '.processes[] | select(.pid == $pinned) | .state')\" = released ] &&
+		[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$pinned/status)\" = 0 ]"
 wait_for 2 in_ledger "$third" 0 1
 crash_ccxd
 write_conf <<CONF

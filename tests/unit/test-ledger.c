@@ -73,7 +73,7 @@ static void broken_ledgers_say_why(void) {
 		{ "{\"version\": 1, \"processes\": [{\"pid\": 5, \"start_time\": 1, \"comm\": \"a\", \"owner\": \"rule\", "
 		  "\"original\": \"0\", \"cpus\": \"1\"}]}", "process 5: no valid rule name" },
 		{ "{\"version\": 1, \"processes\": [{\"pid\": 5, \"start_time\": 1, \"comm\": \"a\", \"owner\": \"god\", "
-		  "\"original\": \"0\", \"cpus\": \"1\"}]}", "owner is not rule, hand or auto" },
+		  "\"original\": \"0\", \"cpus\": \"1\"}]}", "owner is not rule, hand, auto or released" },
 		{ "{\"version\": 1, \"processes\": [{\"pid\": 5, \"start_time\": 1, \"comm\": \"a\", \"owner\": \"hand\", "
 		  "\"original\": \"\", \"cpus\": \"1\"}]}", "original is not a CPU list" },
 		{ "{\"version\": 1, \"processes\": [{\"pid\": 5, \"start_time\": 1, \"comm\": \"a\", \"owner\": \"hand\", "
