@@ -480,25 +480,58 @@ static void log_group(const struct autoplace_group *g, const char *decision, con
 		     "Group %d (%s): %s", (int)g->id, g->programs ? g->programs : "?", msg);
 }
 
+int autoplace_guard(const struct autoplace_trial *trials, size_t n, const double *before, size_t n_before,
+		    double min_gain) {
+	size_t best = 0;
+
+	if (n < 2)
+		return -1;
+	for (size_t i = 1; i < n; i++)
+		if (trials[i].evidence.after > trials[best].evidence.after)
+			best = i;
+	if (trials[best].evidence.gain < -min_gain)
+		return -1;   /* slower than before: nothing to keep */
+	for (size_t i = 0; i < n; i++) {
+		if (i == best)
+			continue;
+		/* Clearly slower than the rate before, and than the best seating. */
+		if (validator_judge(trials[i].after, trials[i].n_after, before, n_before, min_gain, NULL) ==
+			    VALIDATOR_KEEP &&
+		    validator_judge(trials[i].after, trials[i].n_after, trials[best].after, trials[best].n_after,
+				    min_gain, NULL) == VALIDATOR_KEEP)
+			return (int)best;
+	}
+	return -1;
+}
+
 /* Every seating was tried: the one that ran fastest, among those that beat
- * the rate before any move, goes back in place and stays. */
+ * the rate before any move, goes back in place and stays; failing that, the
+ * fastest as a guard against a slower one (autoplace_guard). */
 static void conclude(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
-		     bool (*ruled)(void *, pid_t), void *userdata) {
+		     const struct autoplace_options *o, bool (*ruled)(void *, pid_t), void *userdata) {
 	const struct autoplace_trial *best = NULL;
+	int guard;
 
 	for (size_t i = 0; i < g->n_trials; i++)
 		if (g->trials[i].beat && (!best || g->trials[i].evidence.after > best->evidence.after))
 			best = &g->trials[i];
+	g->guard = false;
+	if (!best && (guard = autoplace_guard(g->trials, g->n_trials, g->before, g->n_before, o->min_gain)) >= 0) {
+		best = &g->trials[guard];
+		g->guard = true;
+	}
 	if (best && seat(a, t, g, best->seating) >= 0) {
 		g->seating = best->seating;
 		g->state = AUTOPLACE_KEPT;
 		a->stats.kept++;
 		learn(a, g);
-		log_group(g, "keep", "kept %s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)", seating_to_string(g->seating),
+		log_group(g, "keep", "kept %s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)%s", seating_to_string(g->seating),
 			  g->ccx, best->evidence.before / 1048576, best->evidence.after / 1048576,
-			  best->evidence.gain * 100);
+			  best->evidence.gain * 100,
+			  g->guard ? ", as fast as before, where another seating ran clearly slower" : "");
 		return;
 	}
+	g->guard = false;
 	release(a, g, ruled, userdata);
 	g->state = AUTOPLACE_REVERTED;
 	g->backoff = AUTOPLACE_BACKOFF;
@@ -510,7 +543,7 @@ static void conclude(struct autoplace *a, const struct topology *t, struct autop
 /* The seatings left to try, in order, until one can be put in place; when
  * none is left, the experiments are over. */
 static void try_next_seating(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
-			     bool (*ruled)(void *, pid_t), void *userdata) {
+			     const struct autoplace_options *o, bool (*ruled)(void *, pid_t), void *userdata) {
 	for (; g->next < g->n_order; g->next++) {
 		int r = seat(a, t, g, g->order[g->next]);
 		if (r == -ENOSPC)
@@ -537,7 +570,7 @@ static void try_next_seating(struct autoplace *a, const struct topology *t, stru
 		g->n_after = 0;
 		return;
 	}
-	conclude(a, t, g, ruled, userdata);
+	conclude(a, t, g, o, ruled, userdata);
 }
 
 static void record(double *window, size_t *n, double v) {
@@ -557,11 +590,13 @@ static void judge(struct autoplace *a, const struct topology *t, struct autoplac
 	trial->seating = g->seating;
 	trial->beat = validator_judge(g->before, g->n_before, g->after, g->n_after, o->min_gain, &trial->evidence) ==
 		      VALIDATOR_KEEP;
+	memcpy(trial->after, g->after, g->n_after * sizeof(*g->after));
+	trial->n_after = g->n_after;
 	log_group(g, "trial", "%s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)%s", seating_to_string(g->seating), g->ccx,
 		  trial->evidence.before / 1048576, trial->evidence.after / 1048576, trial->evidence.gain * 100,
 		  trial->beat ? ", beats the rate before" : "");
 	release(a, g, ruled, userdata);
-	try_next_seating(a, t, g, ruled, userdata);
+	try_next_seating(a, t, g, o, ruled, userdata);
 }
 
 static void step(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
@@ -599,7 +634,7 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 			(*moves)++;
 			g->n_trials = 0;
 			plan_order(a, g, o);
-			try_next_seating(a, t, g, ruled, userdata);
+			try_next_seating(a, t, g, o, ruled, userdata);
 		}
 		break;
 	case AUTOPLACE_VALIDATING:

@@ -75,6 +75,8 @@ struct autoplace_trial {
 	enum seating seating;
 	struct validator_evidence evidence;
 	bool beat;                 /* beat the rate before, gain and noise both */
+	double after[8];           /* its window's samples, to set it against the other seatings */
+	size_t n_after;
 };
 
 struct autoplace_group {
@@ -97,6 +99,7 @@ struct autoplace_group {
 	size_t n_members;
 	struct autoplace_trial trials[_SEATING_MAX];
 	size_t n_trials;
+	bool guard;                /* kept without beating the rate before: see autoplace_guard() */
 	bool probe_used;           /* its last plan cited probe figures: */
 	struct autoplace_probe probe;
 };
@@ -147,3 +150,15 @@ const struct sampler_result *autoplace_sample(const struct autoplace *a);
 struct autoplace_stats autoplace_stats(const struct autoplace *a);
 
 const char *autoplace_state_to_string(enum autoplace_state s);
+
+/* When no seating beat the rate before: the seating to keep all the same,
+ * or -1. Left alone, a group runs where the scheduler puts it, and that
+ * may be the good placement while the rate before was measured and the
+ * bad one later (a ping-pong pair here runs ten times slower apart, and
+ * the scheduler seats it either way). So the fastest seating is kept when
+ * it ran as fast as before (less than min_gain slower) and another seating
+ * ran clearly slower than both it and the rate before (the rank test of
+ * validator_judge, and min_gain): that slower placement is one the group
+ * was shown to fall into, and keeping the fast one rules it out. Pure. */
+int autoplace_guard(const struct autoplace_trial *trials, size_t n, const double *before, size_t n_before,
+		    double min_gain);

@@ -145,7 +145,7 @@ static json_object *group_json(const struct autoplace_group *g, const struct sam
 
 	/* A kept group's evidence is that of the seating it kept. */
 	for (size_t k = 0; g->state == AUTOPLACE_KEPT && k < g->n_trials; k++)
-		if (g->trials[k].beat && g->trials[k].seating == g->seating)
+		if ((g->trials[k].beat || g->guard) && g->trials[k].seating == g->seating)
 			last = &g->trials[k];
 	bool placed = g->state == AUTOPLACE_VALIDATING || g->state == AUTOPLACE_KEPT || g->state == AUTOPLACE_DRY_RUN;
 
@@ -166,6 +166,8 @@ static json_object *group_json(const struct autoplace_group *g, const struct sam
 	json_object_object_add(o, "ccx", placed && g->ccx >= 0 ? json_object_new_int(g->ccx) : NULL);
 	json_object_object_add(o, "cpus", placed ? cpus_json(&g->cpus) : NULL);
 	json_object_object_add(o, "seating", placed ? json_object_new_string(seating_to_string(g->seating)) : NULL);
+	/* Kept without beating the rate before, against a seating that ran slower. */
+	json_object_object_add(o, "guard", json_object_new_boolean(g->state == AUTOPLACE_KEPT && g->guard));
 	json_object_object_add(o, "bytes_per_s", json_object_new_double(g->group.bytes_per_s));
 	json_object_object_add(o, "cpu", json_object_new_double(g->group.cpu));
 	json_object_object_add(o, "demand", json_object_new_double(g->group.demand));

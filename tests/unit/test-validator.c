@@ -1,4 +1,7 @@
+#include <string.h>
+
 #include "test.h"
+#include "autoplace.h"
 #include "validator.h"
 
 static void medians(void) {
@@ -63,5 +66,51 @@ static void one_overlapping_sample_reverts(void) {
 	CHECK_INT(validator_judge(before, 3, after, 3, 0.05, NULL), VALIDATOR_REVERT);
 }
 
-TEST_MAIN(T(medians), T(a_small_gain_clear_of_the_noise_is_kept), T(one_overlapping_sample_reverts), T(a_clear_gain_is_kept), T(no_gain_is_reverted), T(a_loss_is_reverted),
+static struct autoplace_trial trial(enum seating seating, const double *before, size_t n_before, const double *after,
+				    size_t n_after) {
+	struct autoplace_trial t = { .seating = seating, .n_after = n_after };
+
+	memcpy(t.after, after, n_after * sizeof(*after));
+	t.beat = validator_judge(before, n_before, after, n_after, 0.05, &t.evidence) == VALIDATOR_KEEP;
+	return t;
+}
+
+/* A 4 KiB ping-pong here: the scheduler had it on one CPU while the rate
+ * before was measured (270 MiB/s), apart it runs at 20; shared-cpu is no
+ * faster than before, but keeping it rules out the other. */
+static void a_seating_as_fast_as_before_guards_against_a_slower_one(void) {
+	double before[] = { 270, 275, 268 }, apart[] = { 20, 19, 21 }, shared[] = { 290, 262, 295 };
+	struct autoplace_trial t[2] = { trial(SEATING_CORES, before, 3, apart, 3), trial(SEATING_SHARED, before, 3, shared, 3) };
+
+	CHECK(!t[0].beat && !t[1].beat);
+	CHECK_INT(autoplace_guard(t, 2, before, 3, 0.05), 1);
+}
+
+/* Two busy processes: twice as fast apart. */
+static void apart_is_kept_against_sharing_one_cpu(void) {
+	double before[] = { 100, 98, 102 }, shared[] = { 50, 51, 49 }, cores[] = { 101, 99, 103 };
+	struct autoplace_trial t[2] = { trial(SEATING_SHARED, before, 3, shared, 3), trial(SEATING_CORES, before, 3, cores, 3) };
+
+	CHECK_INT(autoplace_guard(t, 2, before, 3, 0.05), 1);
+}
+
+static void no_guard_without_a_clearly_slower_seating(void) {
+	double before[] = { 100, 98, 102 }, a[] = { 99, 101, 100 }, b[] = { 100, 97, 102 }, noisy[] = { 60, 110, 90 },
+	       slow[] = { 80, 81, 79 }, slower[] = { 50, 51, 49 };
+	struct autoplace_trial same[2] = { trial(SEATING_SHARED, before, 3, a, 3), trial(SEATING_CORES, before, 3, b, 3) };
+	struct autoplace_trial overlap[2] = { trial(SEATING_SHARED, before, 3, noisy, 3),
+					      trial(SEATING_CORES, before, 3, b, 3) };
+	struct autoplace_trial both_slower[2] = { trial(SEATING_SHARED, before, 3, slow, 3),
+						  trial(SEATING_CORES, before, 3, slower, 3) };
+
+	CHECK_INT(autoplace_guard(same, 2, before, 3, 0.05), -1);
+	CHECK_INT(autoplace_guard(overlap, 2, before, 3, 0.05), -1);
+	/* The best ran slower than before: keeping it would be a loss. */
+	CHECK_INT(autoplace_guard(both_slower, 2, before, 3, 0.05), -1);
+	/* One seating alone has nothing to guard against. */
+	CHECK_INT(autoplace_guard(same, 1, before, 3, 0.05), -1);
+}
+
+TEST_MAIN(T(a_seating_as_fast_as_before_guards_against_a_slower_one), T(apart_is_kept_against_sharing_one_cpu),
+	  T(no_guard_without_a_clearly_slower_seating), T(medians), T(a_small_gain_clear_of_the_noise_is_kept), T(one_overlapping_sample_reverts), T(a_clear_gain_is_kept), T(no_gain_is_reverted), T(a_loss_is_reverted),
 	  T(a_gain_inside_the_noise_is_reverted), T(empty_windows_revert))
