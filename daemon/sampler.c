@@ -611,33 +611,46 @@ static bool unix_dump_fresh(const struct sampler *s, const struct endpoint *eps,
 	return true;
 }
 
+static bool unix_listed(const struct sampler *s, uint64_t inode) {
+	return unix_peer_of(s, inode) != NULL;
+}
+
+/* The sockets of eps that a dump did not list (listed() says which it
+ * did), sorted, as a fresh list in place of *list. */
+static int note_unlisted(const struct sampler *s, const struct endpoint *eps, size_t n,
+			 bool (*listed)(const struct sampler *, uint64_t), uint64_t **list, size_t *n_list) {
+	uint64_t *others = calloc(n ? n : 1, sizeof(*others));
+	size_t k = 0;
+
+	if (!others)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (eps[i].kind == PROCFS_FD_SOCKET && !listed(s, eps[i].inode))
+			others[k++] = eps[i].inode;
+	if (k > 1)
+		qsort(others, k, sizeof(*others), compare_u64);
+	free(*list);
+	*list = others;
+	*n_list = k;
+	return 0;
+}
+
 /* Dumps the Unix sockets again, and notes which of eps's sockets are not
  * among them. */
 static int unix_dump(struct sampler *s, const struct endpoint *eps, size_t n) {
 	struct sockdiag_unix *socks;
-	size_t n_socks, k = 0;
-	uint64_t *others = calloc(n ? n : 1, sizeof(*others));
-	int r = others ? sockdiag_unix(s->diag, &socks, &n_socks) : -ENOMEM;
+	size_t n_socks;
+	int r = sockdiag_unix(s->diag, &socks, &n_socks);
 
-	if (r < 0) {
-		free(others);
+	if (r < 0)
 		return r;
-	}
 	if (n_socks > 1)
 		qsort(socks, n_socks, sizeof(*socks), compare_unix_inode);
 	free(s->unix_socks);
 	s->unix_socks = socks;
 	s->n_unix = n_socks;
-	for (size_t i = 0; i < n; i++)
-		if (eps[i].kind == PROCFS_FD_SOCKET && !unix_peer_of(s, eps[i].inode))
-			others[k++] = eps[i].inode;
-	if (k > 1)
-		qsort(others, k, sizeof(*others), compare_u64);
-	free(s->not_unix);
-	s->not_unix = others;
-	s->n_not_unix = k;
 	s->unix_cycle = s->cycle + 1;   /* never 0: 0 means no dump yet */
-	return 0;
+	return note_unlisted(s, eps, n, unix_listed, &s->not_unix, &s->n_not_unix);
 }
 
 static int unix_channels(struct sampler *s, const struct endpoint *eps, size_t n, struct sampler_result *res,
@@ -708,20 +721,20 @@ static bool maybe_tcp(const struct sampler *s, const struct endpoint *e) {
 
 /* Dumps the loopback connections and keeps them, with the candidates they
  * do not include, for the lookups of the next samples. */
+static bool tcp_listed(const struct sampler *s, uint64_t inode) {
+	return unix_peer_of(s, inode) || tcp_known(s, inode);
+}
+
 static int tcp_dump(struct sampler *s, const struct endpoint *eps, size_t n, struct sockdiag_tcp **ret,
 		    size_t *n_ret) {
 	struct sockdiag_tcp *socks, *known;
-	size_t n_socks, k = 0;
-	uint64_t *others;
+	size_t n_socks;
 	int r = sockdiag_tcp_loopback(s->diag, &socks, &n_socks);
 
 	if (r < 0)
 		return r;
 	known = calloc(n_socks ? n_socks : 1, sizeof(*known));
-	others = calloc(n ? n : 1, sizeof(*others));
-	if (!known || !others) {
-		free(known);
-		free(others);
+	if (!known) {
 		free(socks);
 		return -ENOMEM;
 	}
@@ -732,15 +745,12 @@ static int tcp_dump(struct sampler *s, const struct endpoint *eps, size_t n, str
 	free(s->tcp_known);
 	s->tcp_known = known;
 	s->n_tcp_known = n_socks;
-	for (size_t i = 0; i < n; i++)
-		if (maybe_tcp(s, &eps[i]) && !tcp_known(s, eps[i].inode))
-			others[k++] = eps[i].inode;
-	if (k > 1)
-		qsort(others, k, sizeof(*others), compare_u64);
-	free(s->not_tcp);
-	s->not_tcp = others;
-	s->n_not_tcp = k;
 	s->tcp_cycle = s->cycle + 1;   /* never 0: 0 means no dump yet */
+	r = note_unlisted(s, eps, n, tcp_listed, &s->not_tcp, &s->n_not_tcp);
+	if (r < 0) {
+		free(socks);
+		return r;
+	}
 	*ret = socks;
 	*n_ret = n_socks;
 	return 0;

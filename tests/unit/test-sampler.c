@@ -282,24 +282,11 @@ static void a_tcp_connection_is_followed_by_lookups(void) {
 }
 
 static void finds_loopback_tcp_with_true_bytes(void) {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sa);
-	int l = socket(AF_INET, SOCK_STREAM, 0), c1, c2;
 	pid_t w, rd;
 	struct sampler_result *r;
 	const struct sampler_channel *c;
 
-	CHECK(l >= 0 && bind(l, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(l, 1) == 0);
-	CHECK(getsockname(l, (struct sockaddr *)&sa, &len) == 0);
-	c1 = socket(AF_INET, SOCK_STREAM, 0);
-	CHECK(connect(c1, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	c2 = accept(l, NULL, NULL);
-	CHECK(c2 >= 0);
-	close(l);
-	w = spawn_writer(c1, c2);
-	rd = spawn_reader(c2, c1);
-	close(c1);
-	close(c2);
+	spawn_tcp_pair(&w, &rd);
 	r = sample_thrice();
 	c = r ? find(r, CHANNEL_TCP, w, rd) : NULL;
 	CHECK(c != NULL);
