@@ -5,6 +5,7 @@
 #include "groups.h"
 #include "placer.h"
 #include "test.h"
+#include "topologies.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -120,19 +121,6 @@ static void busy_threads_count_in_a_pipelines_demand(void) {
 	groups_free(g, n);
 }
 
-static struct topology *load(const char *file) {
-	const char *dir = getenv("CCXD_TOPOLOGIES");
-	char spec[4096];
-	struct topology *t = NULL;
-
-	if (!dir)
-		SKIP_TEST("CCXD_TOPOLOGIES is not set");
-	snprintf(spec, sizeof(spec), "xml:%s/%s", dir, file);
-	if (topology_load(spec, &t, NULL) < 0)
-		SKIP_TEST("topology not available");
-	return t;
-}
-
 /* What the largest CCX holds, as autoplace counts it. */
 static double largest_ccx(const struct topology *t) {
 	unsigned most = 0;
@@ -167,7 +155,7 @@ static void free_pipeline(struct sampler_result *s) {
 /* Twelve busy stages need 12 CPUs; a CCX of the 1800X has 8 (4 cores, SMT).
  * The weakest link is in the middle: two pieces of six, one on each CCX. */
 static void a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	double rate[11] = { 90, 80, 95, 85, 70, 5, 60, 99, 75, 65, 88 }, demand[2];
 	struct sampler_result *s = pipeline(12, rate);
 	struct group *g;
@@ -202,7 +190,7 @@ static void a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link(void) {
 /* Links that weaken along the pipeline: cutting the weakest, one at a time,
  * sheds the tail until the head fits; a stage cut off alone is no group. */
 static void cuts_go_on_until_every_piece_fits(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	double rate[11] = { 110, 100, 90, 80, 70, 60, 50, 40, 30, 20, 10 };
 	struct sampler_result *s = pipeline(12, rate);
 	size_t live[11];
@@ -227,7 +215,7 @@ static void cuts_go_on_until_every_piece_fits(void) {
 /* On an EPYC 7763 a CCX has 8 cores and no SMT: a 3-stage pipeline with the
  * weakest links of all fits and is never cut, next to one that is. */
 static void what_fits_is_never_cut(void) {
-	struct topology *t = load("amd-epyc-7763-2s.xml");
+	struct topology *t = test_topology_file("amd-epyc-7763-2s.xml");
 	double rate[11] = { 50, 50, 50, 50, 1.5, 50, 50, 50, 50, 50, 50 };
 	struct sampler_result *s = pipeline(12, rate);
 	struct group *g;
@@ -260,7 +248,7 @@ static void what_fits_is_never_cut(void) {
 /* A single process needing more than any CCX cannot be cut: it stays one
  * group, and the placer leaves it alone. */
 static void one_process_too_large_for_any_ccx_stays_whole(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	struct sampler_process p[] = { { .pid = 50, .cpu = 9.0, .busy_threads = 12 } };
 	struct sampler_channel ch[] = { { CHANNEL_THREADS, 50, 50, 0, 10 * MIB } };
 	struct sampler_result s = { .procs = p, .n_procs = 1, .channels = ch, .n_channels = 1 };

@@ -5,19 +5,7 @@
 #include "cpulist.h"
 #include "placer.h"
 #include "test.h"
-
-static struct topology *load(const char *file) {
-	const char *dir = getenv("CCXD_TOPOLOGIES");
-	char spec[4096];
-	struct topology *t = NULL;
-
-	if (!dir)
-		SKIP_TEST("CCXD_TOPOLOGIES is not set");
-	snprintf(spec, sizeof(spec), "xml:%s/%s", dir, file);
-	if (topology_load(spec, &t, NULL) < 0)
-		SKIP_TEST("topology not available");
-	return t;
-}
+#include "topologies.h"
 
 static const char *list(const cpu_set_t *set) {
 	static char buf[CPULIST_MAX];
@@ -26,7 +14,7 @@ static const char *list(const cpu_set_t *set) {
 }
 
 static void pin_takes_every_listed_ccx(void) {
-	struct topology *t = load("amd-ryzen9-3950x.xml");
+	struct topology *t = test_topology_file("amd-ryzen9-3950x.xml");
 	unsigned ccx_list[] = { 1, 2 }, ccx;
 	struct rule r = { .name = "x", .ccx = ccx_list, .n_ccx = 2, .policy = RULE_POLICY_PIN };
 	cpu_set_t cpus;
@@ -37,7 +25,7 @@ static void pin_takes_every_listed_ccx(void) {
 }
 
 static void smt_avoid_takes_one_pu_per_core(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	unsigned ccx_list[] = { 1 }, ccx;
 	struct rule r = { .name = "x", .ccx = ccx_list, .n_ccx = 1, .policy = RULE_POLICY_PIN, .smt = RULE_SMT_AVOID };
 	cpu_set_t cpus;
@@ -48,7 +36,7 @@ static void smt_avoid_takes_one_pu_per_core(void) {
 }
 
 static void compact_auto_takes_the_least_loaded_ccx(void) {
-	struct topology *t = load("amd-epyc-7742-2s.xml");
+	struct topology *t = test_topology_file("amd-epyc-7742-2s.xml");
 	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_COMPACT };
 	unsigned *load = calloc(t->n_ccx, sizeof(*load)), ccx;
 	cpu_set_t cpus;
@@ -63,7 +51,7 @@ static void compact_auto_takes_the_least_loaded_ccx(void) {
 }
 
 static void auto_honours_the_cpuset(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_COMPACT };
 	cpu_set_t allowed, cpus;
 	unsigned ccx;
@@ -75,7 +63,7 @@ static void auto_honours_the_cpuset(void) {
 }
 
 static void prefer_cache_and_frequency_on_an_x3d(void) {
-	struct topology *t = load("amd-ryzen9-7950x3d.xml");
+	struct topology *t = test_topology_file("amd-ryzen9-7950x3d.xml");
 	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_COMPACT, .prefer = RULE_PREFER_CACHE };
 	unsigned load[2] = { 5, 0 }, ccx;
 	cpu_set_t cpus;
@@ -90,7 +78,7 @@ static void prefer_cache_and_frequency_on_an_x3d(void) {
 }
 
 static void spread_gives_each_ccx_a_set(void) {
-	struct topology *t = load("amd-ryzen9-3950x.xml");
+	struct topology *t = test_topology_file("amd-ryzen9-3950x.xml");
 	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_SPREAD };
 	cpu_set_t *sets = calloc(t->n_ccx, sizeof(*sets));
 
@@ -102,7 +90,7 @@ static void spread_gives_each_ccx_a_set(void) {
 }
 
 static void missing_ccx_is_an_error(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	unsigned ccx_list[] = { 7 }, ccx;
 	struct rule r = { .name = "x", .ccx = ccx_list, .n_ccx = 1 };
 	cpu_set_t cpus;
@@ -114,7 +102,7 @@ static void missing_ccx_is_an_error(void) {
 }
 
 static void groups_go_where_there_is_room(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	double demand[] = { 2.0, 3.0, 7.0 }, full[] = { 8.0, 1.0, 8.0 }, huge[] = { 20.0 };
 	int ccx[3];
 
@@ -135,7 +123,7 @@ static void groups_go_where_there_is_room(void) {
 }
 
 static void groups_avoid_busy_ccxs(void) {
-	struct topology *t = load("amd-epyc-7763-2s.xml");
+	struct topology *t = test_topology_file("amd-epyc-7763-2s.xml");
 	double *busy = calloc(t->n_ccx, sizeof(*busy)), demand[] = { 2.0 };
 	int ccx;
 
@@ -148,7 +136,7 @@ static void groups_avoid_busy_ccxs(void) {
 }
 
 static void more_groups_than_ccxs(void) {
-	struct topology *t = load("amd-ryzen9-5900x.xml");
+	struct topology *t = test_topology_file("amd-ryzen9-5900x.xml");
 	double demand[6] = { 1, 1, 1, 1, 1, 1 };
 	int ccx[6], on0 = 0;
 
@@ -160,7 +148,7 @@ static void more_groups_than_ccxs(void) {
 }
 
 static void seatings_on_a_zen1_ccx(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	cpu_set_t cpus[4], taken;
 
 	CHECK_INT(placer_seat(&t->ccx[1], SEATING_CORES, 2, NULL, NULL, cpus), 0);
@@ -183,7 +171,7 @@ static void seatings_on_a_zen1_ccx(void) {
 }
 
 static void no_smt_without_siblings(void) {
-	struct topology *t = load("amd-epyc-7763-2s.xml");
+	struct topology *t = test_topology_file("amd-epyc-7763-2s.xml");
 	cpu_set_t cpus[2];
 
 	CHECK_INT(placer_seat(&t->ccx[0], SEATING_SMT, 2, NULL, NULL, cpus), -ENOSPC);
@@ -194,7 +182,7 @@ static void no_smt_without_siblings(void) {
 }
 
 static void seatings_for_busy_threads(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	unsigned three[] = { 3 }, mixed[] = { 1, 2 }, five[] = { 5 };
 	cpu_set_t cpus[2];
 
@@ -220,7 +208,7 @@ static void seatings_for_busy_threads(void) {
 }
 
 static void load_of_each_ccx_from_its_cpus(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	double cpu_load[16] = { 0 }, busy[2];
 
 	/* CCX 0 is 0-3,8-11; CPUs past the end of cpu_load count as idle. */
@@ -239,7 +227,7 @@ static void load_of_each_ccx_from_its_cpus(void) {
 /* Other programs' load on the CPUs steers a group to the CCX with the most
  * room left, but never refuses it a CCX where ccxd's own groups leave room. */
 static void a_ccx_busy_with_other_load_is_avoided(void) {
-	struct topology *t = load("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	double cpu_load[16] = { 0 }, load[2], seated[2] = { 0.0, 5.0 }, demand[] = { 2.0 };
 	int ccx;
 

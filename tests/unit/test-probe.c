@@ -5,39 +5,10 @@
 #include "cpulist.h"
 #include "probe.h"
 #include "test.h"
+#include "topologies.h"
 #include "topology.h"
 
 #define SYNTHETIC_2CPU "synthetic:pack:1 l3:2 core:1 pu:1"
-
-static const char *topologies_dir(void) {
-	const char *dir = getenv("CCXD_TOPOLOGIES");
-	struct stat st;
-
-	if (!dir || !*dir)
-		SKIP_TEST("CCXD_TOPOLOGIES is not set");
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		SKIP_TEST("CCXD_TOPOLOGIES is not a directory");
-	return dir;
-}
-
-static struct topology *load(const char *spec) {
-	struct topology *t = NULL;
-	char *error = NULL;
-
-	if (topology_load(spec, &t, &error) < 0) {
-		printf("# %s: %s\n", spec, error ? error : "(no message)");
-		test_failed = 1;
-	}
-	free(error);
-	return t;
-}
-
-static struct topology *load_file(const char *file) {
-	char spec[4096];
-
-	snprintf(spec, sizeof(spec), "xml:%s/%s", topologies_dir(), file);
-	return load(spec);
-}
 
 static const char *fmt(const cpu_set_t *set) {
 	static char buf[4][CPULIST_MAX];
@@ -97,7 +68,7 @@ static void codec_masks_on_1800x_are_the_reference_table(void) {
 		[PROBE_MACHINE] = 0xFFFF,
 	};
 	static const char *const hex[PROBE_PATTERN_MAX] = { "0x0303", "0x000f", "0x0f0f", "0x1111", "0x0033", "0xffff" };
-	struct topology *t = load_file("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	struct probe_plan plan;
 	json_object *o, *codec;
 
@@ -131,7 +102,7 @@ static void codec_masks_on_7950x(void) {
 	static const char *const six[] = { "0-2,16-18", "0-5", "0-7,16-23", NULL, "0-2,8-10", "0-31" };
 	static const char *const eight[] = { "0-3,16-19", "0-7", "0-7,16-23", "0-1,8-9,16-17,24-25", "0-3,8-11",
 					     "0-31" };
-	struct topology *t = load_file("amd-ryzen9-7950x.xml");
+	struct topology *t = test_topology_file("amd-ryzen9-7950x.xml");
 
 	if (!t)
 		return;
@@ -143,7 +114,7 @@ static void codec_masks_on_7950x(void) {
 
 static void codec_masks_on_epyc_7742(void) {
 	static const char *const four[] = { "0-1,128-129", "0-3", "0-3,128-131", "0,4,128,132", "0-1,4-5", "0-255" };
-	struct topology *t = load_file("amd-epyc-7742-2s.xml");
+	struct topology *t = test_topology_file("amd-epyc-7742-2s.xml");
 
 	if (!t)
 		return;
@@ -153,7 +124,7 @@ static void codec_masks_on_epyc_7742(void) {
 
 static void codec_masks_without_smt_have_no_smt_shapes(void) {
 	static const char *const four[] = { NULL, "0-3", "0-7", NULL, "0-1,8-9", "0-127" };
-	struct topology *t = load_file("amd-epyc-7763-2s.xml");
+	struct topology *t = test_topology_file("amd-epyc-7763-2s.xml");
 	struct probe_mask m[PROBE_PATTERN_MAX];
 
 	if (!t)
@@ -167,7 +138,7 @@ static void codec_masks_without_smt_have_no_smt_shapes(void) {
 
 static void codec_masks_with_one_ccx_have_no_cross_shapes(void) {
 	static const char *const four[] = { "0-1,8-9", "0-3", "0-15", NULL, NULL, "0-15" };
-	struct topology *t = load_file("amd-ryzen7-5800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-5800x.xml");
 	struct probe_mask m[PROBE_PATTERN_MAX];
 
 	if (!t)
@@ -186,7 +157,7 @@ static void codec_masks_scale_with_threads(void) {
 	static const char *const eight[] = { "0-3,8-11", NULL, "0-3,8-11", "0-1,4-5,8-9,12-13", "0-7", "0-15" };
 	static const char *const sixteen[] = { NULL, NULL, NULL, "0-15", NULL, "0-15" };
 	static const char *const one[] = { NULL, "0", "0-3,8-11", NULL, NULL, "0-15" };
-	struct topology *t = load_file("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	struct probe_mask m[PROBE_PATTERN_MAX];
 
 	if (!t)
@@ -205,7 +176,7 @@ static void codec_masks_scale_with_threads(void) {
  * one: on a Threadripper in NUMA mode its two CCXs share a node. */
 static void cross_ccx_masks_stay_in_one_numa_node(void) {
 	static const char *const four[] = { "0-1,16-17", "0-3", "0-3,16-19", "0,4,16,20", "0-1,4-5", "0-31" };
-	struct topology *t = load_file("amd-threadripper-1950x-numa.xml");
+	struct topology *t = test_topology_file("amd-threadripper-1950x-numa.xml");
 
 	if (!t)
 		return;
@@ -264,7 +235,7 @@ static void codec_masks_have_their_shape_on_every_machine(void) {
 	static const unsigned threads[] = { 1, 2, 3, 4, 6, 8, 12, 16 };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		struct topology *t = load_file(files[i]);
+		struct topology *t = test_topology_file(files[i]);
 		if (!t)
 			continue;
 		for (size_t k = 0; k < sizeof(threads) / sizeof(threads[0]); k++)
@@ -312,7 +283,7 @@ static void relation_pairs_on_real_machines(void) {
 	};
 
 	for (size_t i = 0; i < sizeof(machines) / sizeof(machines[0]); i++) {
-		struct topology *t = load_file(machines[i].file);
+		struct topology *t = test_topology_file(machines[i].file);
 		if (!t)
 			continue;
 		check_pairs(t, NULL, machines[i].pairs);
@@ -321,7 +292,7 @@ static void relation_pairs_on_real_machines(void) {
 }
 
 static void relation_pairs_reasons_name_what_is_missing(void) {
-	struct topology *t = load_file("amd-ryzen7-5800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-5800x.xml");
 	struct probe_pair pairs[PROBE_RELATION_MAX];
 
 	if (!t)
@@ -335,7 +306,7 @@ static void relation_pairs_reasons_name_what_is_missing(void) {
 
 static void relation_pairs_keep_to_usable_cpus(void) {
 	static const char *const expected[] = { "4,4", "4,12", "4,5", NULL, NULL, NULL };
-	struct topology *t = load_file("amd-ryzen7-1800x.xml");
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	cpu_set_t usable;
 
 	if (!t)
@@ -347,7 +318,7 @@ static void relation_pairs_keep_to_usable_cpus(void) {
 
 static void relation_pairs_on_split_two_cpu_machine(void) {
 	static const char *const expected[] = { "0,0", NULL, NULL, "0,1", NULL, NULL };
-	struct topology *t = load(SYNTHETIC_2CPU);
+	struct topology *t = test_topology(SYNTHETIC_2CPU);
 
 	if (!t)
 		return;
@@ -356,7 +327,7 @@ static void relation_pairs_on_split_two_cpu_machine(void) {
 }
 
 static void relation_of_classifies_pairs(void) {
-	struct topology *t = load_file("amd-epyc-7551-2s.xml");
+	struct topology *t = test_topology_file("amd-epyc-7551-2s.xml");
 
 	if (!t)
 		return;
@@ -489,7 +460,7 @@ static void quick_run_json_has_the_machines_relations(void) {
 	struct progress_log log = { .monotonic = true };
 	struct probe_results *res = NULL, *back = NULL;
 	struct probe_options o;
-	struct topology *t = load("system");
+	struct topology *t = test_topology("system");
 	struct probe_plan plan;
 	json_object *j, *rel, *again;
 	cpu_set_t allowed;
@@ -564,7 +535,7 @@ out:
 static void full_run_json_has_codec_patterns_and_matrix(void) {
 	struct probe_results *res = NULL, *back = NULL;
 	struct probe_options o;
-	struct topology *t = load("system");
+	struct topology *t = test_topology("system");
 	struct probe_plan plan;
 	cpu_set_t allowed;
 	json_object *j, *codec, *m, *rows, *again;
@@ -641,7 +612,7 @@ static void progress_callback_can_cancel(void) {
 	struct progress_log log = { .monotonic = true, .cancel_at = 2 };
 	struct probe_results *res = NULL;
 	struct probe_options o;
-	struct topology *t = load("system");
+	struct topology *t = test_topology("system");
 
 	if (!t)
 		return;
@@ -658,7 +629,7 @@ static void topology_with_no_cpu_here_is_refused(void) {
 	struct probe_results *res = NULL;
 	struct probe_options o;
 	/* PUs 1000-1003 exist in no test machine */
-	struct topology *t = load("synthetic:pack:1 l3:1 core:4 pu:1(indexes=1000,1001,1002,1003)");
+	struct topology *t = test_topology("synthetic:pack:1 l3:1 core:4 pu:1(indexes=1000,1001,1002,1003)");
 
 	if (!t)
 		return;

@@ -5,6 +5,7 @@
 
 #include "cpulist.h"
 #include "test.h"
+#include "topologies.h"
 #include "topology.h"
 
 #define MIB (UINT64_C(1024) * 1024)
@@ -52,39 +53,6 @@ static const struct machine machines[] = {
 };
 
 #define N_MACHINES (sizeof(machines) / sizeof(machines[0]))
-
-/* The directory of real topologies, or skip: a checkout without it must not fail. */
-static const char *topologies_dir(void) {
-	const char *dir = getenv("CCXD_TOPOLOGIES");
-	struct stat st;
-
-	if (!dir || !*dir)
-		SKIP_TEST("CCXD_TOPOLOGIES is not set");
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		SKIP_TEST("CCXD_TOPOLOGIES is not a directory");
-	return dir;
-}
-
-/* Loads spec, or reports why not and returns NULL. */
-static struct topology *load(const char *spec) {
-	struct topology *t = NULL;
-	char *error = NULL;
-	int r = topology_load(spec, &t, &error);
-
-	if (r < 0) {
-		printf("# %s: %d %s\n", spec, r, error ? error : "(no message)");
-		test_failed = 1;
-	}
-	free(error);
-	return t;
-}
-
-static struct topology *load_file(const char *file) {
-	char spec[4096];
-
-	snprintf(spec, sizeof(spec), "xml:%s/%s", topologies_dir(), file);
-	return load(spec);
-}
 
 /* Names the machine after the checks that failed on it (test_failed is sticky). */
 static void name_failures(const char *file, int failed_before) {
@@ -135,7 +103,7 @@ static void readme_machines_have_readme_counts(void) {
 	for (size_t i = 0; i < N_MACHINES; i++) {
 		const struct machine *m = &machines[i];
 		int failed_before = test_failed;
-		struct topology *t = load_file(m->file);
+		struct topology *t = test_topology_file(m->file);
 
 		if (!t)
 			continue;
@@ -154,7 +122,7 @@ static void readme_machines_have_readme_l3_sizes(void) {
 	for (size_t i = 0; i < N_MACHINES; i++) {
 		const struct machine *m = &machines[i];
 		int failed_before = test_failed;
-		struct topology *t = load_file(m->file);
+		struct topology *t = test_topology_file(m->file);
 
 		if (!t)
 			continue;
@@ -171,7 +139,7 @@ static void readme_machines_have_readme_pu_numbering(void) {
 	for (size_t i = 0; i < N_MACHINES; i++) {
 		const struct machine *m = &machines[i];
 		int failed_before = test_failed;
-		struct topology *t = load_file(m->file);
+		struct topology *t = test_topology_file(m->file);
 
 		if (!t)
 			continue;
@@ -185,7 +153,7 @@ static void readme_machines_have_readme_pu_numbering(void) {
 }
 
 static void unequal_l3_sizes_on_7950x3d(void) {
-	struct topology *t = load_file("amd-ryzen9-7950x3d.xml");
+	struct topology *t = test_topology_file("amd-ryzen9-7950x3d.xml");
 
 	if (!t)
 		return;
@@ -212,7 +180,7 @@ static bool has_xml_suffix(const char *name) {
 
 /* So that a file added to the directory is at least loaded and checked. */
 static void every_xml_file_loads(void) {
-	const char *dir = topologies_dir();
+	const char *dir = test_topologies_dir();
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	unsigned n = 0;
@@ -227,7 +195,7 @@ static void every_xml_file_loads(void) {
 			continue;
 		if (!is_listed(de->d_name))
 			printf("# %s is not in the README table of this test\n", de->d_name);
-		t = load_file(de->d_name);
+		t = test_topology_file(de->d_name);
 		if (t)
 			check_consistent(t);
 		topology_free(t);
@@ -238,7 +206,7 @@ static void every_xml_file_loads(void) {
 }
 
 static void synthetic_1800x_has_two_ccx_with_linux_numbering(void) {
-	struct topology *t = load(SYNTHETIC_1800X);
+	struct topology *t = test_topology(SYNTHETIC_1800X);
 
 	if (!t)
 		return;
@@ -255,7 +223,7 @@ static void synthetic_1800x_has_two_ccx_with_linux_numbering(void) {
 
 static void synthetic_1950x_numa_has_two_ccx_per_node(void) {
 	static const int node_of_ccx[] = { 0, 0, 1, 1 };
-	struct topology *t = load(SYNTHETIC_1950X_NUMA);
+	struct topology *t = test_topology(SYNTHETIC_1950X_NUMA);
 
 	if (!t)
 		return;
@@ -273,7 +241,7 @@ static void synthetic_1950x_numa_has_two_ccx_per_node(void) {
 }
 
 static void synthetic_2cpu_splits_into_two_ccx(void) {
-	struct topology *t = load(SYNTHETIC_2CPU);
+	struct topology *t = test_topology(SYNTHETIC_2CPU);
 
 	if (!t)
 		return;
@@ -289,7 +257,7 @@ static void synthetic_2cpu_splits_into_two_ccx(void) {
 }
 
 static void shared_l2_is_the_ccx_without_l3(void) {
-	struct topology *t = load("synthetic:pack:1 l2:2(size=2MiB) core:4 pu:1");
+	struct topology *t = test_topology("synthetic:pack:1 l2:2(size=2MiB) core:4 pu:1");
 
 	if (!t)
 		return;
@@ -304,7 +272,7 @@ static void shared_l2_is_the_ccx_without_l3(void) {
 }
 
 static void package_is_the_ccx_without_shared_cache(void) {
-	struct topology *t = load("synthetic:pack:2 core:2 pu:2");
+	struct topology *t = test_topology("synthetic:pack:2 core:2 pu:2");
 
 	if (!t)
 		return;
@@ -323,7 +291,7 @@ static void package_is_the_ccx_without_shared_cache(void) {
 }
 
 static void private_l2_does_not_make_a_ccx(void) {
-	struct topology *t = load("synthetic:pack:1 l2:4 core:1 pu:2");
+	struct topology *t = test_topology("synthetic:pack:1 l2:4 core:1 pu:2");
 
 	if (!t)
 		return;
@@ -335,7 +303,7 @@ static void private_l2_does_not_make_a_ccx(void) {
 }
 
 static void machine_is_the_ccx_without_packages(void) {
-	struct topology *t = load("synthetic:core:2 pu:2");
+	struct topology *t = test_topology("synthetic:core:2 pu:2");
 
 	if (!t)
 		return;
@@ -348,7 +316,7 @@ static void machine_is_the_ccx_without_packages(void) {
 }
 
 static void pus_stand_for_cores_without_cores(void) {
-	struct topology *t = load("synthetic:pack:1 l3:2 pu:2");
+	struct topology *t = test_topology("synthetic:pack:1 l3:2 pu:2");
 
 	if (!t)
 		return;
@@ -361,7 +329,7 @@ static void pus_stand_for_cores_without_cores(void) {
 
 /* cpu_set_t ends at CPU_SETSIZE; a CCX made only of PUs beyond it is unusable. */
 static void pus_beyond_cpu_setsize_are_left_out(void) {
-	struct topology *t = load("synthetic:pack:3 core:512 pu:1");
+	struct topology *t = test_topology("synthetic:pack:3 core:512 pu:1");
 
 	if (!t)
 		return;
@@ -378,7 +346,7 @@ static void pus_beyond_cpu_setsize_are_left_out(void) {
 
 static void threadripper_1950x_numa_nodes_and_packages(void) {
 	static const int node_of_ccx[] = { 0, 0, 1, 1 };
-	struct topology *t = load_file("amd-threadripper-1950x-numa.xml");
+	struct topology *t = test_topology_file("amd-threadripper-1950x-numa.xml");
 
 	if (!t)
 		return;
@@ -394,7 +362,7 @@ static void threadripper_1950x_numa_nodes_and_packages(void) {
 /* Only die 0 has memory, so hwloc shows one NUMA node, attached to L3#0:
  * the CPUs of L3#1 have no node of their own. */
 static void threadripper_1900x_second_ccx_has_no_numa_node(void) {
-	struct topology *t = load_file("amd-threadripper-1900x-numa.xml");
+	struct topology *t = test_topology_file("amd-threadripper-1900x-numa.xml");
 
 	if (!t)
 		return;
@@ -408,7 +376,7 @@ static void threadripper_1900x_second_ccx_has_no_numa_node(void) {
 
 /* 2 sockets x 4 NUMA nodes (one per die) x 2 CCX */
 static void epyc_7551_two_ccx_per_numa_node(void) {
-	struct topology *t = load_file("amd-epyc-7551-2s.xml");
+	struct topology *t = test_topology_file("amd-epyc-7551-2s.xml");
 
 	if (!t)
 		return;
@@ -422,7 +390,7 @@ static void epyc_7551_two_ccx_per_numa_node(void) {
 }
 
 static void snc4_has_four_numa_nodes_per_ccx(void) {
-	struct topology *t = load_file("intel-xeon-8480-2s-snc4.xml");
+	struct topology *t = test_topology_file("intel-xeon-8480-2s-snc4.xml");
 
 	if (!t)
 		return;
@@ -438,7 +406,7 @@ static void snc4_has_four_numa_nodes_per_ccx(void) {
 
 /* PUs 0-7 and 88-95 are only in complete_cpuset: offline, so not counted. */
 static void power9_offline_pus_are_excluded(void) {
-	struct topology *t = load_file("ibm-power9-2s.xml");
+	struct topology *t = test_topology_file("ibm-power9-2s.xml");
 
 	if (!t)
 		return;
@@ -459,7 +427,7 @@ static void system_counts_every_online_cpu(void) {
 	static const char *specs[] = { NULL, "", "system" };
 
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-		struct topology *t = load(specs[i]);
+		struct topology *t = test_topology(specs[i]);
 
 		if (!t)
 			continue;
@@ -525,7 +493,7 @@ static void bad_specs_are_errors(void) {
 }
 
 static void ccx_of_cpu_finds_present_cpus_only(void) {
-	struct topology *t = load(SYNTHETIC_1800X);
+	struct topology *t = test_topology(SYNTHETIC_1800X);
 
 	if (!t)
 		return;
