@@ -769,16 +769,6 @@ static void dry_run(struct autoplace *a, const struct topology *t, struct autopl
 	free(threads);
 }
 
-/* What the largest CCX holds: a group that needs more is split. */
-static double largest_ccx(const struct topology *t) {
-	unsigned most = 0;
-
-	for (unsigned i = 0; i < t->n_ccx; i++)
-		if (t->ccx[i].usable && t->ccx[i].n_pus > most)
-			most = t->ccx[i].n_pus;
-	return most;
-}
-
 static uint64_t cpu_time_usec(void) {
 	struct timespec ts;
 
@@ -804,7 +794,7 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 	r = sampler_sample(a->sampler, now_usec, &sample);
 	if (r < 0)
 		return r;
-	r = groups_build(sample, o.min_rate, largest_ccx(t), &fresh, &n);
+	r = groups_build(sample, o.min_rate, placer_largest_ccx(t), &fresh, &n);
 	if (r < 0) {
 		sampler_result_free(sample);
 		return r;

@@ -132,6 +132,15 @@ size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned 
 	return n;
 }
 
+double placer_largest_ccx(const struct topology *t) {
+	unsigned most = 0;
+
+	for (unsigned i = 0; i < t->n_ccx; i++)
+		if (t->ccx[i].usable && t->ccx[i].n_pus > most)
+			most = t->ccx[i].n_pus;
+	return most;
+}
+
 void placer_ccx_load(const struct topology *t, const double *cpu_load, size_t n_cpus, double *busy) {
 	for (unsigned c = 0; c < t->n_ccx; c++) {
 		busy[c] = 0.0;

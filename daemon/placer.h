@@ -48,6 +48,9 @@ size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned 
  * beyond it count as idle). */
 void placer_ccx_load(const struct topology *t, const double *cpu_load, size_t n_cpus, double *busy);
 
+/* The CPUs of the largest usable CCX: a group that needs more is split. */
+double placer_largest_ccx(const struct topology *t);
+
 /* Communicating groups onto CCXs: each goes onto a usable CCX that has room
  * for its CPU demand after what ccxd seated there (busy, in CPUs; NULL:
  * none) and what the groups placed before it took; among those, onto the one

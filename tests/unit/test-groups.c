@@ -121,16 +121,6 @@ static void busy_threads_count_in_a_pipelines_demand(void) {
 	groups_free(g, n);
 }
 
-/* What the largest CCX holds, as autoplace counts it. */
-static double largest_ccx(const struct topology *t) {
-	unsigned most = 0;
-
-	for (unsigned i = 0; i < t->n_ccx; i++)
-		if (t->ccx[i].usable && t->ccx[i].n_pus > most)
-			most = t->ccx[i].n_pus;
-	return most;
-}
-
 /* A pipeline of n stages of one CPU each; stage i writes rate[i] to i + 1. */
 static struct sampler_result *pipeline(size_t n, const double *rate) {
 	struct sampler_result *s = calloc(1, sizeof(*s));
@@ -162,8 +152,8 @@ static void a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link(void) {
 	size_t n;
 	int ccx[2];
 
-	CHECK(largest_ccx(t) == 8.0);
-	CHECK_INT(groups_build(s, MIB, largest_ccx(t), &g, &n), 0);
+	CHECK(placer_largest_ccx(t) == 8.0);
+	CHECK_INT(groups_build(s, MIB, placer_largest_ccx(t), &g, &n), 0);
 	CHECK_INT(n, 2);
 	for (size_t i = 0; i < n; i++) {
 		CHECK_INT(g[i].n_pids, 6);
@@ -200,10 +190,10 @@ static void cuts_go_on_until_every_piece_fits(void) {
 
 	for (size_t i = 0; i < 11; i++)
 		live[i] = i;
-	CHECK_INT(groups_split_channels(s, live, 11, largest_ccx(t), dropped), 4);
+	CHECK_INT(groups_split_channels(s, live, 11, placer_largest_ccx(t), dropped), 4);
 	for (size_t i = 0; i < 11; i++)
 		CHECK_INT(dropped[i], i >= 7);
-	CHECK_INT(groups_build(s, MIB, largest_ccx(t), &g, &n), 0);
+	CHECK_INT(groups_build(s, MIB, placer_largest_ccx(t), &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(g[0].n_pids, 8);
 	CHECK(g[0].demand <= 8.0);
@@ -226,8 +216,8 @@ static void what_fits_is_never_cut(void) {
 	s->channels[2].bytes_per_s = 0;
 	s->channels[0].bytes_per_s = 1.2 * MIB;
 	s->channels[1].bytes_per_s = 1.1 * MIB;
-	CHECK(largest_ccx(t) == 8.0);
-	CHECK_INT(groups_build(s, MIB, largest_ccx(t), &g, &n), 0);
+	CHECK(placer_largest_ccx(t) == 8.0);
+	CHECK_INT(groups_build(s, MIB, placer_largest_ccx(t), &g, &n), 0);
 	/* 100-102 fits and keeps its weak links; the nine lose their weakest,
 	 * 104>105 (1.5 MiB/s): 103-104 and 105-111. */
 	CHECK_INT(n, 3);
@@ -256,7 +246,7 @@ static void one_process_too_large_for_any_ccx_stays_whole(void) {
 	size_t n;
 	int ccx;
 
-	CHECK_INT(groups_build(&s, MIB, largest_ccx(t), &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, placer_largest_ccx(t), &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK(g[0].demand > 11.99);
 	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, NULL, &ccx), 0);
