@@ -148,12 +148,29 @@ static int decode_reply(const char *text, json_object **params, char **error_nam
 	return 0;
 }
 
+/* Sends one call, asking for "more" replies when more is set. */
+static int send_call(int fd, const char *method, json_object *parameters, bool more, long long deadline) {
+	json_object *call = json_object_new_object();
+	const char *text;
+	int r;
+
+	json_object_object_add(call, "method", json_object_new_string(method));
+	if (parameters)
+		json_object_object_add(call, "parameters", json_object_get(parameters));
+	if (more)
+		json_object_object_add(call, "more", json_object_new_boolean(true));
+	text = json_object_to_json_string_ext(call, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	/* The NUL that ends the string is the message terminator. */
+	r = send_all(fd, text, strlen(text) + 1, deadline);
+	json_object_put(call);
+	return r;
+}
+
 int protocol_call(const char *socket_path, const char *method, json_object *parameters,
 		  int timeout_ms, json_object **reply_params, char **error_name) {
 	long long deadline = now_ms() + timeout_ms;
-	json_object *call;
 	struct protocol_reader rd = { 0 };
-	const char *text, *msg = NULL;
+	const char *msg = NULL;
 	bool continues;
 	int fd, r;
 
@@ -162,15 +179,7 @@ int protocol_call(const char *socket_path, const char *method, json_object *para
 	fd = connect_unix(socket_path);
 	if (fd < 0)
 		return fd;
-
-	call = json_object_new_object();
-	json_object_object_add(call, "method", json_object_new_string(method));
-	if (parameters)
-		json_object_object_add(call, "parameters", json_object_get(parameters));
-	text = json_object_to_json_string_ext(call, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	/* The NUL that ends the string is the message terminator. */
-	r = send_all(fd, text, strlen(text) + 1, deadline);
-	json_object_put(call);
+	r = send_call(fd, method, parameters, false, deadline);
 	if (r >= 0)
 		r = reader_next(fd, &rd, deadline, &msg);
 	close(fd);
@@ -184,8 +193,7 @@ int protocol_call(const char *socket_path, const char *method, json_object *para
 int protocol_call_more(const char *socket_path, const char *method, json_object *parameters, int timeout_ms,
 		       protocol_more_fn on_more, void *userdata, json_object **reply_params, char **error_name) {
 	struct protocol_reader rd = { 0 };
-	json_object *call, *params = NULL;
-	const char *text;
+	json_object *params = NULL;
 	char *error = NULL;
 	bool continues = true;
 	int fd, r;
@@ -195,14 +203,7 @@ int protocol_call_more(const char *socket_path, const char *method, json_object 
 	fd = connect_unix(socket_path);
 	if (fd < 0)
 		return fd;
-	call = json_object_new_object();
-	json_object_object_add(call, "method", json_object_new_string(method));
-	if (parameters)
-		json_object_object_add(call, "parameters", json_object_get(parameters));
-	json_object_object_add(call, "more", json_object_new_boolean(true));
-	text = json_object_to_json_string_ext(call, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	r = send_all(fd, text, strlen(text) + 1, now_ms() + timeout_ms);
-	json_object_put(call);
+	r = send_call(fd, method, parameters, true, now_ms() + timeout_ms);
 
 	while (r >= 0 && continues) {
 		const char *msg = NULL;
