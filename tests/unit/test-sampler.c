@@ -117,27 +117,32 @@ static void finds_a_pipe_and_its_rate(void) {
 	sampler_result_free(r);
 }
 
+/* A writer and a reader streaming through one channel: found, with a rate
+ * that shows, after three samples. Ends both. */
+static void expect_stream(enum channel_kind kind, pid_t w, pid_t rd) {
+	struct sampler_result *r = sample_thrice();
+	const struct sampler_channel *c = r ? find(r, kind, w, rd) : NULL;
+
+	CHECK(c != NULL);
+	if (c) {
+		printf("# %s %.1f MiB/s\n", channel_kind_to_string(kind), c->bytes_per_s / 1048576);
+		CHECK(c->bytes_per_s > 10 * 1048576.0);
+	}
+	kill(w, SIGKILL);
+	kill(rd, SIGKILL);
+	sampler_result_free(r);
+}
+
 static void finds_a_socketpair(void) {
 	int sv[2];
 	pid_t w, rd;
-	struct sampler_result *r;
-	const struct sampler_channel *c;
 
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
 	w = spawn_writer(sv[0], sv[1]);
 	rd = spawn_reader(sv[1], sv[0]);
 	close(sv[0]);
 	close(sv[1]);
-	r = sample_thrice();
-	c = r ? find(r, CHANNEL_UNIX, w, rd) : NULL;
-	CHECK(c != NULL);
-	if (c) {
-		printf("# unix %.1f MiB/s\n", c->bytes_per_s / 1048576);
-		CHECK(c->bytes_per_s > 10 * 1048576.0);
-	}
-	kill(w, SIGKILL);
-	kill(rd, SIGKILL);
-	sampler_result_free(r);
+	expect_stream(CHANNEL_UNIX, w, rd);
 }
 
 /* One byte back and forth: every byte is a sleep and a wake-up on each side. */
@@ -283,20 +288,9 @@ static void a_tcp_connection_is_followed_by_lookups(void) {
 
 static void finds_loopback_tcp_with_true_bytes(void) {
 	pid_t w, rd;
-	struct sampler_result *r;
-	const struct sampler_channel *c;
 
 	spawn_tcp_pair(&w, &rd);
-	r = sample_thrice();
-	c = r ? find(r, CHANNEL_TCP, w, rd) : NULL;
-	CHECK(c != NULL);
-	if (c) {
-		printf("# tcp %.1f MiB/s\n", c->bytes_per_s / 1048576);
-		CHECK(c->bytes_per_s > 10 * 1048576.0);
-	}
-	kill(w, SIGKILL);
-	kill(rd, SIGKILL);
-	sampler_result_free(r);
+	expect_stream(CHANNEL_TCP, w, rd);
 }
 
 static void idle_processes_are_not_active(void) {
