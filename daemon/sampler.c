@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -172,11 +173,17 @@ static int compare_endpoint(const void *a, const void *b) {
 	return (x->proc > y->proc) - (x->proc < y->proc);
 }
 
-static int compare_tcp_inode(const void *a, const void *b) {
-	uint64_t x = ((const struct tcp_seen *)a)->inode, y = ((const struct tcp_seen *)b)->inode;
+/* Inodes, and the records that begin with one (struct tcp_seen,
+ * sockdiag_unix, sockdiag_tcp): a pointer to a struct points to its first
+ * member. */
+static int compare_u64(const void *a, const void *b) {
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return (x > y) - (x < y);
 }
+_Static_assert(offsetof(struct tcp_seen, inode) == 0, "tcp_seen begins with its inode");
+_Static_assert(offsetof(struct sockdiag_unix, inode) == 0, "sockdiag_unix begins with its inode");
+_Static_assert(offsetof(struct sockdiag_tcp, inode) == 0, "sockdiag_tcp begins with its inode");
 
 static void *grow(void *p, size_t *allocated, size_t n, size_t size) {
 	void *q;
@@ -577,22 +584,10 @@ static int pipe_channels(const struct endpoint *eps, size_t n, struct sampler_re
  * no longer than this many samples (a datagram socket may connect anew). */
 #define UNIX_DUMP_MAX_AGE 10
 
-static int compare_unix_inode(const void *a, const void *b) {
-	uint64_t x = ((const struct sockdiag_unix *)a)->inode, y = ((const struct sockdiag_unix *)b)->inode;
-
-	return (x > y) - (x < y);
-}
-
-static int compare_u64(const void *a, const void *b) {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static const struct sockdiag_unix *unix_peer_of(const struct sampler *s, uint64_t inode) {
 	struct sockdiag_unix key = { .inode = inode };
 
-	return s->n_unix ? bsearch(&key, s->unix_socks, s->n_unix, sizeof(key), compare_unix_inode) : NULL;
+	return s->n_unix ? bsearch(&key, s->unix_socks, s->n_unix, sizeof(key), compare_u64) : NULL;
 }
 
 /* Whether inode is in a sorted list of them. */
@@ -645,7 +640,7 @@ static int unix_dump(struct sampler *s, const struct endpoint *eps, size_t n) {
 	if (r < 0)
 		return r;
 	if (n_socks > 1)
-		qsort(socks, n_socks, sizeof(*socks), compare_unix_inode);
+		qsort(socks, n_socks, sizeof(*socks), compare_u64);
 	free(s->unix_socks);
 	s->unix_socks = socks;
 	s->n_unix = n_socks;
@@ -688,7 +683,7 @@ static int unix_channels(struct sampler *s, const struct endpoint *eps, size_t n
 static uint64_t tcp_bytes_before(const struct sampler *s, uint64_t inode, bool *found) {
 	struct tcp_seen key = { .inode = inode }, *hit;
 
-	hit = s->n_tcp ? bsearch(&key, s->tcp, s->n_tcp, sizeof(key), compare_tcp_inode) : NULL;
+	hit = s->n_tcp ? bsearch(&key, s->tcp, s->n_tcp, sizeof(key), compare_u64) : NULL;
 	*found = hit != NULL;
 	return hit ? hit->bytes : 0;
 }
@@ -702,16 +697,10 @@ static uint64_t tcp_bytes_before(const struct sampler *s, uint64_t inode, bool *
  * samples. */
 #define TCP_DUMP_MAX_AGE 10
 
-static int compare_known_inode(const void *a, const void *b) {
-	uint64_t x = ((const struct sockdiag_tcp *)a)->inode, y = ((const struct sockdiag_tcp *)b)->inode;
-
-	return (x > y) - (x < y);
-}
-
 static const struct sockdiag_tcp *tcp_known(const struct sampler *s, uint64_t inode) {
 	struct sockdiag_tcp key = { .inode = inode };
 
-	return s->n_tcp_known ? bsearch(&key, s->tcp_known, s->n_tcp_known, sizeof(key), compare_known_inode) : NULL;
+	return s->n_tcp_known ? bsearch(&key, s->tcp_known, s->n_tcp_known, sizeof(key), compare_u64) : NULL;
 }
 
 /* The active processes' sockets that could be TCP: those no Unix dump has. */
@@ -741,7 +730,7 @@ static int tcp_dump(struct sampler *s, const struct endpoint *eps, size_t n, str
 	if (n_socks)
 		memcpy(known, socks, n_socks * sizeof(*known));
 	if (n_socks > 1)
-		qsort(known, n_socks, sizeof(*known), compare_known_inode);
+		qsort(known, n_socks, sizeof(*known), compare_u64);
 	free(s->tcp_known);
 	s->tcp_known = known;
 	s->n_tcp_known = n_socks;
@@ -862,7 +851,7 @@ static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n,
 	}
 	free(socks);
 	if (n_socks > 1)   /* now may be NULL without loopback TCP sockets */
-		qsort(now, n_socks, sizeof(*now), compare_tcp_inode);
+		qsort(now, n_socks, sizeof(*now), compare_u64);
 	free(s->tcp);
 	s->tcp = now;
 	s->n_tcp = n_socks;
