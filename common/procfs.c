@@ -59,23 +59,34 @@ int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret) {
 	return procfs_parse_stat(buf, pid, ret);
 }
 
-int procfs_open_stat(const char *root, pid_t pid) {
+int procfs_open(const char *root, pid_t pid, pid_t tid, const char *name) {
 	char path[PATH_MAX];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, (int)pid);
+	if (tid > 0)
+		snprintf(path, sizeof(path), "%s/proc/%d/task/%d/%s", root, (int)pid, (int)tid, name);
+	else
+		snprintf(path, sizeof(path), "%s/proc/%d/%s", root, (int)pid, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	return fd < 0 ? vanished(-errno) : fd;
 }
 
-int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret) {
-	char buf[1024];
-	ssize_t len = pread(fd, buf, sizeof(buf) - 1, 0);
+/* The whole of a kept /proc file, read afresh from its start. Each of the
+ * files read this way is made by one show() call, so one read has it all. */
+static ssize_t pread_text(int fd, char *buf, size_t size) {
+	ssize_t len = pread(fd, buf, size - 1, 0);
 
 	if (len < 0)
 		return vanished(-errno);
 	buf[len] = '\0';
-	return procfs_parse_stat(buf, pid, ret);
+	return len;
+}
+
+int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret) {
+	char buf[1024];
+	ssize_t len = pread_text(fd, buf, sizeof(buf));
+
+	return len < 0 ? (int)len : procfs_parse_stat(buf, pid, ret);
 }
 
 /* Field 39 of proc(5), given the text after field 22. Every kernel ccxd
@@ -180,6 +191,13 @@ int procfs_read_task_schedstat(const char *root, pid_t pid, pid_t tid, struct pr
 	return procfs_parse_schedstat(buf, ret);
 }
 
+int procfs_pread_schedstat(int fd, struct procfs_schedstat *ret) {
+	char buf[128];
+	ssize_t len = pread_text(fd, buf, sizeof(buf));
+
+	return len < 0 ? (int)len : procfs_parse_schedstat(buf, ret);
+}
+
 /* The value of "NAME:\t123" at the start of a line of buf. */
 static int status_field(const char *buf, const char *name, uint64_t *ret) {
 	size_t len = strlen(name);
@@ -216,6 +234,13 @@ int procfs_read_task_switches(const char *root, pid_t pid, pid_t tid, struct pro
 	if (len < 0)
 		return vanished((int)len);
 	return procfs_parse_switches(buf, ret);
+}
+
+int procfs_pread_switches(int fd, struct procfs_switches *ret) {
+	char buf[8192];
+	ssize_t len = pread_text(fd, buf, sizeof(buf));
+
+	return len < 0 ? (int)len : procfs_parse_switches(buf, ret);
 }
 
 /* "cpuN user nice system idle iowait irq softirq steal ..." in one line
@@ -359,7 +384,8 @@ int procfs_read_cmdline(const char *root, pid_t pid, size_t max, char **ret) {
 	return 0;
 }
 
-static int parse_pid(const char *s, pid_t *ret) {
+/* A decimal number of at least min and at most INT_MAX, the whole of s. */
+static int parse_number(const char *s, long min, long *ret) {
 	long v = 0;
 
 	if (!*s)
@@ -371,9 +397,9 @@ static int parse_pid(const char *s, pid_t *ret) {
 		if (v > INT_MAX)
 			return -ERANGE;
 	}
-	if (v <= 0)
+	if (v < min)
 		return -EINVAL;
-	*ret = (pid_t)v;
+	*ret = v;
 	return 0;
 }
 
@@ -390,30 +416,51 @@ static int push_pid(pid_t **pids, size_t *n, size_t *allocated, pid_t pid) {
 	return 0;
 }
 
-static int list_numeric(const char *path, pid_t **ret, size_t *n) {
-	pid_t *pids = NULL;
+/* The numeric entries, min or more, of the /proc directory open at dfd,
+ * listed from its start, so that an fd kept open lists afresh each time.
+ * getdents64() on the fd, where opendir() would open and stat it again and
+ * allocate a buffer. */
+static int list_numeric_at(int dfd, long min, pid_t **ret, size_t *n) {
+	char buf[16384] __attribute__((aligned(8)));
+	pid_t *numbers = NULL;
 	size_t count = 0, allocated = 0;
-	struct dirent *de;
-	DIR *d;
+	ssize_t len;
 
-	d = opendir(path);
-	if (!d)
+	if (lseek(dfd, 0, SEEK_SET) < 0)
 		return vanished(-errno);
-	while ((de = readdir(d))) {
-		pid_t pid;
+	while ((len = getdents64(dfd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < len;) {
+			const struct dirent64 *de = (const struct dirent64 *)(buf + off);
+			long v;
 
-		if (parse_pid(de->d_name, &pid) < 0)
-			continue;
-		if (push_pid(&pids, &count, &allocated, pid) < 0) {
-			free(pids);
-			closedir(d);
-			return -ENOMEM;
+			off += de->d_reclen;
+			if (parse_number(de->d_name, min, &v) < 0)
+				continue;
+			if (push_pid(&numbers, &count, &allocated, (pid_t)v) < 0) {
+				free(numbers);
+				return -ENOMEM;
+			}
 		}
 	}
-	closedir(d);
-	*ret = pids;
+	if (len < 0) {
+		int r = vanished(-errno);
+		free(numbers);
+		return r;
+	}
+	*ret = numbers;
 	*n = count;
 	return 0;
+}
+
+static int list_numeric(const char *path, pid_t **ret, size_t *n) {
+	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (dfd < 0)
+		return vanished(-errno);
+	r = list_numeric_at(dfd, 1, ret, n);
+	close(dfd);
+	return r;
 }
 
 int procfs_list_pids(const char *root, pid_t **ret, size_t *n) {
@@ -428,6 +475,10 @@ int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n) {
 
 	snprintf(path, sizeof(path), "%s/proc/%d/task", root, (int)pid);
 	return list_numeric(path, ret, n);
+}
+
+int procfs_list_tasks_at(int dfd, pid_t **ret, size_t *n) {
+	return list_numeric_at(dfd, 1, ret, n);
 }
 
 int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n) {
@@ -482,57 +533,65 @@ enum procfs_fd_kind procfs_parse_fd_target(const char *target, uint64_t *inode) 
 	return PROCFS_FD_OTHER;
 }
 
-int procfs_list_fds(const char *root, pid_t pid, struct procfs_fd **ret, size_t *n) {
-	char path[PATH_MAX];
+int procfs_list_fds_at(int dfd, struct procfs_fd **ret, size_t *n) {
 	struct procfs_fd *fds = NULL;
-	size_t count = 0, allocated = 0;
-	struct dirent *de;
-	int dfd;
-	DIR *d;
+	size_t count = 0;
+	pid_t *numbers;
+	size_t n_numbers;
+	int r = list_numeric_at(dfd, 0, &numbers, &n_numbers);
 
-	snprintf(path, sizeof(path), "%s/proc/%d/fd", root, (int)pid);
-	d = opendir(path);
-	if (!d)
-		return vanished(-errno);
-	dfd = dirfd(d);
-	while ((de = readdir(d))) {
-		char target[64];
-		struct procfs_fd f = { 0 };
+	if (r < 0)
+		return r;
+	if (n_numbers > 0 && !(fds = calloc(n_numbers, sizeof(*fds)))) {
+		free(numbers);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n_numbers; i++) {
+		char name[16], target[64];
+		struct procfs_fd *f = &fds[count];
 		struct stat st;
-		char *end;
-		long fd;
 		ssize_t len;
 
-		fd = strtol(de->d_name, &end, 10);
-		if (end == de->d_name || *end || fd < 0 || fd > INT_MAX)
-			continue;
-		len = readlinkat(dfd, de->d_name, target, sizeof(target) - 1);
+		snprintf(name, sizeof(name), "%d", (int)numbers[i]);
+		len = readlinkat(dfd, name, target, sizeof(target) - 1);
+		if (len < 0 && (errno == EACCES || errno == EPERM)) {
+			/* Access is decided per process, not per fd: the
+			 * others would fail the same way. */
+			free(numbers);
+			free(fds);
+			return -EACCES;
+		}
 		if (len < 0)
 			continue;   /* closed meanwhile */
 		target[len] = '\0';
-		f.kind = procfs_parse_fd_target(target, &f.inode);
-		if (f.kind == PROCFS_FD_OTHER || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		f->kind = procfs_parse_fd_target(target, &f->inode);
+		if (f->kind == PROCFS_FD_OTHER)
 			continue;
-		f.fd = (int)fd;
-		f.readable = (st.st_mode & S_IRUSR) != 0;
-		f.writable = (st.st_mode & S_IWUSR) != 0;
-		if (count == allocated) {
-			size_t na = allocated ? allocated * 2 : 16;
-			struct procfs_fd *nf = realloc(fds, na * sizeof(*nf));
-			if (!nf) {
-				free(fds);
-				closedir(d);
-				return -ENOMEM;
-			}
-			fds = nf;
-			allocated = na;
+		f->fd = (int)numbers[i];
+		f->readable = f->writable = true;
+		if (f->kind == PROCFS_FD_PIPE) {
+			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			f->readable = (st.st_mode & S_IRUSR) != 0;
+			f->writable = (st.st_mode & S_IWUSR) != 0;
 		}
-		fds[count++] = f;
+		count++;
 	}
-	closedir(d);
+	free(numbers);
 	*ret = fds;
 	*n = count;
 	return 0;
+}
+
+int procfs_list_fds(const char *root, pid_t pid, struct procfs_fd **ret, size_t *n) {
+	int dfd = procfs_open(root, pid, 0, "fd");
+	int r;
+
+	if (dfd < 0)
+		return dfd;
+	r = procfs_list_fds_at(dfd, ret, n);
+	close(dfd);
+	return r;
 }
 
 int procfs_parse_io(const char *buf, struct procfs_io *ret) {
@@ -562,6 +621,13 @@ int procfs_read_io(const char *root, pid_t pid, struct procfs_io *ret) {
 	if (len < 0)
 		return vanished((int)len);
 	return procfs_parse_io(buf, ret);
+}
+
+int procfs_pread_io(int fd, struct procfs_io *ret) {
+	char buf[512];
+	ssize_t len = pread_text(fd, buf, sizeof(buf));
+
+	return len < 0 ? (int)len : procfs_parse_io(buf, ret);
 }
 
 static int read_cpus_file(const char *path, cpu_set_t *ret) {

@@ -31,13 +31,6 @@ struct procfs_stat {
  * file does not parse. */
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret);
 
-/* For reading the same process's stat again and again: an fd that pread()
- * refreshes, saving the path walk, open and close each time (half the cost).
- * The fd stays bound to that very process: once it exits, reads fail with
- * -ESRCH, even if its pid is reused. */
-int procfs_open_stat(const char *root, pid_t pid);
-int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret);
-
 /* The text of a stat file. -EINVAL when it does not parse. */
 int procfs_parse_stat(const char *buf, pid_t pid, struct procfs_stat *ret);
 
@@ -112,9 +105,11 @@ struct procfs_fd {
 	bool readable, writable;   /* the fd's access mode */
 };
 
-/* The process's pipe and socket fds (others are left out). The access mode
- * comes from the link's own permission bits, which the kernel sets from the
- * fd's mode, saving a read of fdinfo per fd. Sockets always read as both. */
+/* The process's pipe and socket fds (others are left out). A pipe's access
+ * mode comes from the link's own permission bits, which the kernel sets from
+ * the fd's mode, saving a read of fdinfo per fd. Sockets always read as both.
+ * -EACCES when its fds are not ours to read (another user's process without
+ * CAP_SYS_PTRACE, or one a security module guards), at the first of them. */
 int procfs_list_fds(const char *root, pid_t pid, struct procfs_fd **ret, size_t *n);
 
 struct procfs_io {
@@ -124,6 +119,23 @@ struct procfs_io {
 
 /* /proc/PID/io (needs ptrace-read access to the process) */
 int procfs_read_io(const char *root, pid_t pid, struct procfs_io *ret);
+
+/* Reading the same files again and again: the sampler reads an active
+ * process's files every sample. An fd kept open and read afresh with
+ * pread() (or listed afresh, for a directory) costs a third of opening,
+ * reading and closing each time. It stays bound to that very process: once
+ * it exits, reads fail with -ESRCH, even if its pid is reused. */
+/* Opens /proc/PID/NAME, or /proc/PID/task/TID/NAME when tid > 0: a file or
+ * a directory. -ESRCH when the process or thread is gone. */
+int procfs_open(const char *root, pid_t pid, pid_t tid, const char *name);
+int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret);
+int procfs_pread_schedstat(int fd, struct procfs_schedstat *ret);
+int procfs_pread_switches(int fd, struct procfs_switches *ret);
+int procfs_pread_io(int fd, struct procfs_io *ret);
+/* Of an open /proc/PID/task and /proc/PID/fd: see procfs_list_tasks() and
+ * procfs_list_fds(). */
+int procfs_list_tasks_at(int dfd, pid_t **ret, size_t *n);
+int procfs_list_fds_at(int dfd, struct procfs_fd **ret, size_t *n);
 
 /* The pure parsers behind the readers, for tests and fuzzing. */
 /* The text of an io file: 0, or -EINVAL unless all four counters are there. */

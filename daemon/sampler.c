@@ -6,15 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "sockdiag.h"
 
-/* A thread's time at the previous sample. */
+/* A thread of an active process at the previous sample. */
 struct thread_seen {
 	pid_t tid;
 	uint64_t ns;               /* running, and runnable waiting for a CPU */
+	bool have_ns;              /* ns was read (several threads, and schedstat) */
+	int schedstat_fd, status_fd;   /* kept open (keep()); -1 if not */
 };
 
 /* What was seen of a process at the previous sample. */
@@ -26,14 +29,16 @@ struct seen {
 	uint64_t busy_cycle;       /* the sample that last saw its CPU time grow (or first saw it) */
 	bool kthread;              /* a kernel thread: never placed, looked at only for pid reuse */
 	bool active;               /* used CPU in that window */
-	int stat_fd;               /* its /proc/PID/stat, kept open; -1 if none */
+	int stat_fd;               /* its /proc/PID/stat, kept open for every process; -1 if none */
+	int io_fd, fd_dir, task_dir;   /* kept open while it is active; -1 if not */
+	uint64_t fds_retry_cycle;  /* its fds were not ours to read: the sample to try again */
 	bool have_io;
 	struct procfs_io io;       /* read at io_usec, which may be several samples ago */
 	uint64_t io_usec;
 	bool have_switches;
 	struct procfs_switches switches; /* of all its threads, read at switches_usec */
 	uint64_t switches_usec;
-	struct thread_seen *threads; /* read at that sample, by tid; NULL when they were not */
+	struct thread_seen *threads; /* read at that sample, by tid; NULL when it was not active */
 	size_t n_threads;
 };
 
@@ -75,6 +80,7 @@ struct sampler {
 	struct procfs_cpu_time *cpu_times;   /* /proc/stat at the previous sample */
 	size_t n_cpu_times;
 	struct sockdiag *diag;     /* NULL: sockets are not sampled */
+	size_t n_kept, max_kept;   /* /proc fds kept open, and how many may be */
 };
 
 /* Per active process while a sample is built: how its bytes are shared out. */
@@ -103,6 +109,10 @@ int sampler_new(const char *root, struct sampler **ret) {
 	s->ticks_per_s = sysconf(_SC_CLK_TCK);
 	if (s->ticks_per_s <= 0)
 		s->ticks_per_s = 100;
+	/* Half of the fds for kept /proc files: the rest is for pidfds,
+	 * clients and the rest of ccxd. */
+	struct rlimit rl;
+	s->max_kept = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur / 2 : 512;
 	r = sockdiag_new(&s->diag);
 	if (r < 0) {
 		log_warning_errno(r, "No socket diagnostics (%m): only pipes will be sampled");
@@ -112,10 +122,52 @@ int sampler_new(const char *root, struct sampler **ret) {
 	return 0;
 }
 
-static void close_seen(struct seen *seen, size_t n) {
+/* ---- /proc files kept open ------------------------------------------- */
+
+/* The fd of /proc/PID/NAME (of thread TID when tid > 0) in *fd, opened
+ * unless it is open already: reading an active process's files through fds
+ * kept open from sample to sample costs a third of opening, reading and
+ * closing them each time. An fd is bound to the process it was opened for,
+ * so one kept across a pid's reuse reads -ESRCH, never the newcomer. */
+static int keep(struct sampler *s, int *fd, pid_t pid, pid_t tid, const char *name) {
+	if (*fd < 0) {
+		*fd = procfs_open(s->root, pid, tid, name);
+		if (*fd >= 0)
+			s->n_kept++;
+	}
+	return *fd;
+}
+
+static void let_go(struct sampler *s, int *fd) {
+	if (*fd >= 0) {
+		close(*fd);
+		s->n_kept--;
+		*fd = -1;
+	}
+}
+
+/* After a read through keep()'s fd, with its result: a failed read leaves
+ * nothing worth keeping, and past the budget of kept fds each is closed
+ * after its read, as if never kept. */
+static void settle(struct sampler *s, int *fd, int r) {
+	if (r < 0 || s->n_kept > s->max_kept)
+		let_go(s, fd);
+}
+
+static void let_go_threads(struct sampler *s, struct seen *seen) {
+	for (size_t t = 0; t < seen->n_threads; t++) {
+		let_go(s, &seen->threads[t].schedstat_fd);
+		let_go(s, &seen->threads[t].status_fd);
+	}
+}
+
+static void close_seen(struct sampler *s, struct seen *seen, size_t n) {
 	for (size_t i = 0; i < n; i++) {
-		if (seen[i].stat_fd >= 0)
-			close(seen[i].stat_fd);
+		let_go(s, &seen[i].stat_fd);
+		let_go(s, &seen[i].io_fd);
+		let_go(s, &seen[i].fd_dir);
+		let_go(s, &seen[i].task_dir);
+		let_go_threads(s, &seen[i]);
 		free(seen[i].threads);
 	}
 }
@@ -124,7 +176,7 @@ void sampler_free(struct sampler *s) {
 	if (!s)
 		return;
 	sockdiag_free(s->diag);
-	close_seen(s->seen, s->n_seen);
+	close_seen(s, s->seen, s->n_seen);
 	free(s->seen);
 	free(s->tcp);
 	free(s->unix_socks);
@@ -206,12 +258,21 @@ static struct sampler_channel *add_channel(struct sampler_result *r, size_t *all
 	return &c[r->n_channels++];
 }
 
-/* ---- step 1: which processes used CPU --------------------------------- */
+/* ---- step 1: which processes used CPU, and what they hold ------------- */
+
+/* A process whose fds were not ours to read is tried again this many
+ * samples later: permission is decided per process and seldom changes, and
+ * each try would cost a listing of its fds. */
+#define FDS_RETRY_SAMPLES 64
 
 struct scan {
 	struct seen *seen;         /* this sample's, to become s->seen */
 	size_t n_seen, allocated_seen;
 	size_t allocated_procs;
+	struct endpoint *eps;      /* the pipe and socket fds of the active processes */
+	size_t n_eps, allocated_eps;
+	size_t *seen_of;           /* by index into res->procs: its entry in seen */
+	size_t allocated_seen_of;
 };
 
 static uint64_t monotonic_usec(void) {
@@ -238,73 +299,76 @@ static int compare_thread(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
-/* The time a thread ran or wanted to since the previous sample; all of it
- * when it was born since. */
-static uint64_t thread_wanted(const struct seen *before, pid_t tid, uint64_t ns) {
-	struct thread_seen key = { .tid = tid }, *hit;
-
-	hit = bsearch(&key, before->threads, before->n_threads, sizeof(key), compare_thread);
-	return hit && ns >= hit->ns ? ns - hit->ns : ns;
-}
-
-/* How many of an active process's threads were busy: ran, or waited to run,
- * SAMPLER_BUSY_THREAD of the window or more. Waiting counts because a
- * thread that wants a CPU needs one whether or not a crowded machine gave
- * it one, and so the CPU the process got says nothing of how many threads
- * wanted one: every thread of an active process that has several is read,
- * as its fds are. schedstat has the time to the nanosecond, where CPU time
- * comes in 10 ms ticks. The first time its threads are read is their
- * baseline: 0, not measured. */
-static unsigned count_busy_threads(const struct sampler *s, const struct seen *before, struct seen *now,
-				   const pid_t *tids, size_t n, double window_s) {
+/* How many of an active process's threads (tids) were busy: ran, or
+ * waited to run, SAMPLER_BUSY_THREAD of the window or more. Waiting counts
+ * because a thread that wants a CPU needs one whether or not a crowded
+ * machine gave it one, and so the CPU the process got says nothing of how
+ * many threads wanted one. schedstat has the time to the nanosecond, where
+ * CPU time comes in 10 ms ticks. The first time its threads are read is
+ * their baseline: 0, not measured. Each thread's fds move from before's
+ * entry to now's; a single thread is recorded only, for read_switches(). */
+static unsigned read_threads(struct sampler *s, struct seen *before, struct seen *now, const pid_t *tids, size_t n,
+			     double window_s) {
+	bool baseline = before && before->threads;
 	unsigned busy = 0;
 
-	now->threads = n > 1 ? calloc(n, sizeof(*now->threads)) : NULL;
+	now->threads = calloc(n, sizeof(*now->threads));
 	for (size_t i = 0; now->threads && i < n; i++) {
+		struct thread_seen key = { .tid = tids[i] }, *hit = NULL, *t = &now->threads[now->n_threads];
 		struct procfs_schedstat ss;
-		struct thread_seen *t;
+		int r;
 
-		if (procfs_read_task_schedstat(s->root, now->pid, tids[i], &ss) < 0)
+		if (baseline)
+			hit = bsearch(&key, before->threads, before->n_threads, sizeof(key), compare_thread);
+		*t = (struct thread_seen){ .tid = tids[i], .schedstat_fd = -1, .status_fd = -1 };
+		if (hit) {
+			t->schedstat_fd = hit->schedstat_fd;
+			t->status_fd = hit->status_fd;
+			hit->schedstat_fd = hit->status_fd = -1;
+		}
+		now->n_threads++;
+		if (n < 2)
+			break;
+		r = keep(s, &t->schedstat_fd, now->pid, t->tid, "schedstat");
+		if (r >= 0)
+			r = procfs_pread_schedstat(r, &ss);
+		settle(s, &t->schedstat_fd, r);
+		if (r < 0)
 			continue;   /* ended meanwhile, or a kernel without schedstat */
-		t = &now->threads[now->n_threads++];
-		t->tid = tids[i];
+		t->have_ns = true;
 		t->ns = ss.run_ns + ss.wait_ns;
-		if (before && before->threads &&
-		    (double)thread_wanted(before, t->tid, t->ns) / 1e9 / window_s >= SAMPLER_BUSY_THREAD)
+		/* All of its time when it was born since. */
+		uint64_t wanted = hit && hit->have_ns && t->ns >= hit->ns ? t->ns - hit->ns : t->ns;
+		if ((double)wanted / 1e9 / window_s >= SAMPLER_BUSY_THREAD)
 			busy++;
 	}
 	if (now->n_threads > 1)
 		qsort(now->threads, now->n_threads, sizeof(*now->threads), compare_thread);
-	return before && before->threads ? busy : 0;
-}
-
-/* The context switches of all of a process's threads. */
-static int read_switches(const struct sampler *s, pid_t pid, const pid_t *tids, size_t n,
-			 struct procfs_switches *ret) {
-	if (n < 2)
-		return procfs_read_task_switches(s->root, pid, pid, ret);
-	*ret = (struct procfs_switches){ 0 };
-	for (size_t i = 0; i < n; i++) {
-		struct procfs_switches t;
-		if (procfs_read_task_switches(s->root, pid, tids[i], &t) < 0)
-			continue;   /* ended meanwhile */
-		ret->voluntary += t.voluntary;
-		ret->involuntary += t.involuntary;
-	}
-	return 0;
+	return baseline ? busy : 0;
 }
 
 /* Wake-ups (voluntary switches: each sleep ends in one) and all context
- * switches per second since they were last read, which may be several
- * samples ago; now's counters become the next baseline. A thread that ended
- * takes its counts with it: a sum that fell gives no figure. */
-static void switch_rates(const struct sampler *s, struct seen *now, const pid_t *tids, size_t n,
-			 struct sampler_process *p) {
-	struct procfs_switches sw;
+ * switches per second of a process's threads since they were last read,
+ * which may be several samples ago; now's counters become the next
+ * baseline. A thread that ended takes its counts with it: a sum that fell
+ * gives no figure. */
+static void read_switches(struct sampler *s, struct seen *now, struct sampler_process *p) {
+	struct procfs_switches sw = { 0 };
 	uint64_t read_usec;
 
-	if (read_switches(s, now->pid, tids, n, &sw) < 0)
-		return;
+	for (size_t t = 0; t < now->n_threads; t++) {
+		struct thread_seen *th = &now->threads[t];
+		struct procfs_switches one;
+		int r = keep(s, &th->status_fd, now->pid, th->tid, "status");
+
+		if (r >= 0)
+			r = procfs_pread_switches(r, &one);
+		settle(s, &th->status_fd, r);
+		if (r < 0)
+			continue;   /* ended meanwhile */
+		sw.voluntary += one.voluntary;
+		sw.involuntary += one.involuntary;
+	}
 	read_usec = monotonic_usec();
 	if (now->have_switches && read_usec > now->switches_usec && sw.voluntary >= now->switches.voluntary &&
 	    sw.involuntary >= now->switches.involuntary) {
@@ -316,6 +380,94 @@ static void switch_rates(const struct sampler *s, struct seen *now, const pid_t 
 	now->have_switches = true;
 	now->switches = sw;
 	now->switches_usec = read_usec;
+}
+
+/* Bytes through read(2) and write(2) per second since they were last read. */
+static void io_rates(struct sampler *s, struct seen *now, struct sampler_process *p) {
+	struct procfs_io io;
+	int r = keep(s, &now->io_fd, now->pid, 0, "io");
+
+	if (r >= 0)
+		r = procfs_pread_io(r, &io);
+	settle(s, &now->io_fd, r);
+	if (r < 0)
+		return;
+	/* The clock at this very read: a rate over the time the timer meant
+	 * to pass would be off by however late this cycle ran, which depends
+	 * on how busy the CPUs are, and so on the very placement being
+	 * measured. */
+	uint64_t read_usec = monotonic_usec();
+	if (now->have_io && read_usec > now->io_usec) {
+		double span = (double)(read_usec - now->io_usec) / 1e6;
+		p->read_bps = (double)(io.rchar - now->io.rchar) / span;
+		p->write_bps = (double)(io.wchar - now->io.wchar) / span;
+	}
+	now->have_io = true;
+	now->io = io;
+	now->io_usec = read_usec;
+}
+
+/* The pipe and socket fds of an active process (procs[proc]), into
+ * sc->eps. One whose fds are not ours to read is left out, and not tried
+ * again for a while. */
+static int read_fds(struct sampler *s, struct scan *sc, struct seen *now, size_t proc) {
+	struct procfs_fd *fds;
+	size_t n_fds;
+	int r;
+
+	if (s->cycle < now->fds_retry_cycle)
+		return 0;
+	r = keep(s, &now->fd_dir, now->pid, 0, "fd");
+	if (r >= 0)
+		r = procfs_list_fds_at(r, &fds, &n_fds);
+	settle(s, &now->fd_dir, r);
+	if (r == -EACCES)
+		now->fds_retry_cycle = s->cycle + FDS_RETRY_SAMPLES;
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return 0;   /* gone, or not ours to read */
+	for (size_t f = 0; f < n_fds; f++) {
+		struct endpoint *grown = grow(sc->eps, &sc->allocated_eps, sc->n_eps, sizeof(*grown));
+		if (!grown) {
+			free(fds);
+			return -ENOMEM;
+		}
+		sc->eps = grown;
+		sc->eps[sc->n_eps++] = (struct endpoint){ .kind = fds[f].kind, .inode = fds[f].inode, .proc = proc,
+							  .readable = fds[f].readable, .writable = fds[f].writable };
+	}
+	free(fds);
+	return 0;
+}
+
+/* Reads what an active process did in the window into p: its threads,
+ * its io and its fds (its context switches wait for its channels). */
+static int read_active(struct sampler *s, struct scan *sc, struct seen *before, struct seen *now,
+		       const struct procfs_stat *st, struct sampler_process *p, size_t proc, double window_s) {
+	pid_t *tids = NULL, pid = now->pid;
+	size_t n_tids = 0;
+	int r;
+
+	if (before) {   /* what it kept open moves to this sample's entry */
+		now->io_fd = before->io_fd;
+		now->fd_dir = before->fd_dir;
+		now->task_dir = before->task_dir;
+		before->io_fd = before->fd_dir = before->task_dir = -1;
+	}
+	if (st->threads > 1) {
+		r = keep(s, &now->task_dir, pid, 0, "task");
+		if (r >= 0)
+			r = procfs_list_tasks_at(r, &tids, &n_tids);
+		settle(s, &now->task_dir, r);
+	}
+	p->busy_threads = n_tids ? read_threads(s, before, now, tids, n_tids, window_s)
+				 : read_threads(s, before, now, &pid, 1, window_s);
+	free(tids);
+	if (!now->threads)
+		return -ENOMEM;
+	io_rates(s, now, p);
+	return read_fds(s, sc, now, proc);
 }
 
 /* Whether to read a process's stat this sample. Most processes sleep most
@@ -331,7 +483,8 @@ static bool look_now(const struct sampler *s, const struct seen *before) {
 	return (s->cycle + (uint64_t)before->pid) % period == 0;
 }
 
-/* Keeps what was seen of a process not read this sample. */
+/* Keeps what was seen of a process into this sample's list, with the fds
+ * it keeps open. */
 static int carry_over(struct scan *sc, struct seen *before) {
 	struct seen *grown = grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
 
@@ -339,9 +492,27 @@ static int carry_over(struct scan *sc, struct seen *before) {
 		return -ENOMEM;
 	sc->seen = grown;
 	sc->seen[sc->n_seen++] = *before;
-	before->stat_fd = -1;      /* both move to this sample's list */
+	/* They are the new entry's now. */
+	before->stat_fd = before->io_fd = before->fd_dir = before->task_dir = -1;
 	before->threads = NULL;
+	before->n_threads = 0;
 	return 0;
+}
+
+/* The stat of pid through the fd its entry kept (*fd, -1 if none), and
+ * through a new one when that fails: the process it was bound to is gone,
+ * but the pid may be another's now. */
+static int read_stat(struct sampler *s, pid_t pid, int *fd, struct procfs_stat *st) {
+	int r = *fd >= 0 ? procfs_pread_stat(*fd, pid, st) : -ESRCH;
+
+	if (r < 0) {
+		let_go(s, fd);
+		r = keep(s, fd, pid, 0, "stat");
+		if (r >= 0)
+			r = procfs_pread_stat(r, pid, st);
+	}
+	settle(s, fd, r);
+	return r;
 }
 
 static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_result *res, struct scan *sc) {
@@ -358,11 +529,8 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 	for (size_t i = 0; i < n; i++) {
 		struct procfs_stat st;
 		struct seen now, *before = NULL;
-		struct sampler_process *p;
 		uint64_t used;
 		double window_s;
-		pid_t *tids;
-		size_t n_tids;
 		int fd = -1;
 
 		if (pids[i] == s->self)
@@ -370,39 +538,28 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		/* Both lists are sorted by pid: walk the old one alongside. */
 		while (k < s->n_seen && s->seen[k].pid < pids[i])
 			k++;
-		if (k < s->n_seen && s->seen[k].pid == pids[i] && !look_now(s, &s->seen[k])) {
+		bool known = k < s->n_seen && s->seen[k].pid == pids[i];
+		if (known && !look_now(s, &s->seen[k])) {
 			r = carry_over(sc, &s->seen[k]);
 			if (r < 0)
 				break;
 			continue;
 		}
-		if (k < s->n_seen && s->seen[k].pid == pids[i]) {
+		if (known) {
 			fd = s->seen[k].stat_fd;
 			s->seen[k].stat_fd = -1;   /* moves to this sample's entry */
 		}
-		if (fd >= 0 && procfs_pread_stat(fd, pids[i], &st) < 0) {
-			close(fd);   /* that process is gone; the pid may be another's now */
-			fd = -1;
-		}
-		if (fd < 0) {
-			/* Out of fds, the cost is only that of reading by path. */
-			fd = procfs_open_stat(s->root, pids[i]);
-			if ((fd >= 0 ? procfs_pread_stat(fd, pids[i], &st) : procfs_read_stat(s->root, pids[i], &st)) < 0) {
-				if (fd >= 0)
-					close(fd);
-				continue;
-			}
-		}
-		if (k < s->n_seen && s->seen[k].pid == pids[i] && s->seen[k].start_time == st.start_time)
+		if (read_stat(s, pids[i], &fd, &st) < 0)
+			continue;
+		if (known && s->seen[k].start_time == st.start_time)
 			before = &s->seen[k];
 		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime,
-				     .ticks_usec = now_usec, .stat_fd = fd };
+				     .ticks_usec = now_usec, .stat_fd = fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1 };
 		if (st.flags & PROCFS_PF_KTHREAD) {
 			now.kthread = true;
 			r = carry_over(sc, &now);
 			if (r < 0) {
-				if (fd >= 0)
-					close(fd);
+				let_go(s, &now.stat_fd);
 				break;
 			}
 			continue;
@@ -423,55 +580,36 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			now.have_switches = before->have_switches;
 			now.switches = before->switches;
 			now.switches_usec = before->switches_usec;
+			now.fds_retry_cycle = before->fds_retry_cycle;
 		}
 		if (is_active(s, before, &now)) {
-			struct procfs_io io;
-			now.active = now.ticks > (before ? before->ticks : 0);
-			if (!before)
-				used = now.ticks;
-			p = grow(res->procs, &sc->allocated_procs, res->n_procs, sizeof(*p));
+			struct sampler_process *p = grow(res->procs, &sc->allocated_procs, res->n_procs, sizeof(*p));
 			if (!p) {
-				if (fd >= 0)
-					close(fd);
+				let_go(s, &now.stat_fd);
 				r = -ENOMEM;
 				break;
 			}
 			res->procs = p;
 			p = &p[res->n_procs++];
 			memset(p, 0, sizeof(*p));
+			now.active = now.ticks > (before ? before->ticks : 0);
+			if (!before)
+				used = now.ticks;
 			p->pid = pids[i];
 			p->start_time = st.start_time;
 			memcpy(p->comm, st.comm, sizeof(p->comm));
 			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
 			p->last_cpu = st.processor;
-			/* Of a process with several threads, each thread is read. */
-			tids = NULL;
-			n_tids = 0;
-			if (st.threads > 1 && procfs_list_tasks(s->root, pids[i], &tids, &n_tids) >= 0)
-				p->busy_threads = count_busy_threads(s, before, &now, tids, n_tids, window_s);
-			switch_rates(s, &now, tids, n_tids, p);
-			free(tids);
-			if (procfs_read_io(s->root, pids[i], &io) >= 0) {
-				/* The clock at this very read: a rate over the time the
-				 * timer meant to pass would be off by however late this
-				 * cycle ran, which depends on how busy the CPUs are, and
-				 * so on the very placement being measured. */
-				uint64_t read_usec = monotonic_usec();
-				if (now.have_io && read_usec > now.io_usec) {
-					double span = (double)(read_usec - now.io_usec) / 1e6;
-					p->read_bps = (double)(io.rchar - now.io.rchar) / span;
-					p->write_bps = (double)(io.wchar - now.io.wchar) / span;
-				}
-				now.have_io = true;
-				now.io = io;
-				now.io_usec = read_usec;
-			}
+			r = read_active(s, sc, before, &now, &st, p, res->n_procs - 1, window_s);
+			size_t *seen_of = grow(sc->seen_of, &sc->allocated_seen_of, res->n_procs - 1, sizeof(*seen_of));
+			if (!seen_of)
+				r = -ENOMEM;
+			else
+				(sc->seen_of = seen_of)[res->n_procs - 1] = sc->n_seen;   /* where now goes */
 		}
-		struct seen *grown = grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
+		struct seen *grown = r < 0 ? NULL : grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
 		if (!grown) {
-			if (fd >= 0)
-				close(fd);
-			free(now.threads);
+			close_seen(s, &now, 1);
 			r = -ENOMEM;
 			break;
 		}
@@ -484,37 +622,15 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 
 /* ---- step 2: what they hold ------------------------------------------- */
 
-static int collect_endpoints(struct sampler *s, const struct sampler_result *res, struct endpoint **ret,
-			     size_t *n_ret) {
-	struct endpoint *eps = NULL;
-	size_t n = 0, allocated = 0;
-
-	for (size_t i = 0; i < res->n_procs; i++) {
-		struct procfs_fd *fds;
-		size_t n_fds;
-
-		if (procfs_list_fds(s->root, res->procs[i].pid, &fds, &n_fds) < 0)
-			continue;   /* gone, or not ours to read */
-		for (size_t f = 0; f < n_fds; f++) {
-			struct endpoint *grown = grow(eps, &allocated, n, sizeof(*grown));
-			if (!grown) {
-				free(fds);
-				free(eps);
-				return -ENOMEM;
-			}
-			eps = grown;
-			eps[n++] = (struct endpoint){ .kind = fds[f].kind, .inode = fds[f].inode, .proc = i,
-						      .readable = fds[f].readable, .writable = fds[f].writable };
-		}
-		free(fds);
-	}
-	/* One entry per (kind, inode, process): a process holding the same end
-	 * twice (dup2, or stdout and stderr) holds it once. */
-	/* eps is NULL when no process holds a pipe or socket: qsort() must not see it. */
-	if (n > 1)
-		qsort(eps, n, sizeof(*eps), compare_endpoint);
+/* One entry per (kind, inode, process): a process holding the same end
+ * twice (dup2, or stdout and stderr) holds it once. */
+static void merge_endpoints(struct endpoint *eps, size_t *n) {
 	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
+
+	/* eps is NULL when no process holds a pipe or socket: qsort() must not see it. */
+	if (*n > 1)
+		qsort(eps, *n, sizeof(*eps), compare_endpoint);
+	for (size_t i = 0; i < *n; i++) {
 		if (k > 0 && eps[k - 1].kind == eps[i].kind && eps[k - 1].inode == eps[i].inode &&
 		    eps[k - 1].proc == eps[i].proc) {
 			eps[k - 1].readable |= eps[i].readable;
@@ -523,12 +639,9 @@ static int collect_endpoints(struct sampler *s, const struct sampler_result *res
 		}
 		eps[k++] = eps[i];
 	}
-	*ret = eps;
-	*n_ret = k;
-	return 0;
+	*n = k;
 }
 
-/* The active process holding a socket inode, or -1. */
 static long owner_of(const struct endpoint *eps, size_t n, uint64_t inode) {
 	size_t lo = 0, hi = n;
 
@@ -949,11 +1062,38 @@ static void sample_cpu_load(struct sampler *s, struct sampler_result *res) {
 	s->n_cpu_times = n;
 }
 
+/* Context switches are read only of the processes on a channel: they are
+ * figures of the groups, and reading a status costs more than all the rest
+ * of what an active process is read for. */
+static void switches_of_members(struct sampler *s, struct scan *sc, struct sampler_result *res) {
+	bool *member = calloc(res->n_procs, sizeof(*member));
+
+	for (size_t c = 0; member && c < res->n_channels; c++) {
+		long from = sampler_result_index(res, res->channels[c].from);
+		long to = sampler_result_index(res, res->channels[c].to);
+		if (from >= 0)
+			member[from] = true;
+		if (to >= 0)
+			member[to] = true;
+	}
+	for (size_t i = 0; i < res->n_procs; i++) {
+		struct seen *seen = &sc->seen[sc->seen_of[i]];
+		if (member && member[i]) {
+			read_switches(s, seen, &res->procs[i]);
+			continue;
+		}
+		/* Not read, so not a baseline either. */
+		seen->have_switches = false;
+		for (size_t t = 0; t < seen->n_threads; t++)
+			let_go(s, &seen->threads[t].status_fd);
+	}
+	free(member);
+}
+
 int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result **ret) {
 	struct sampler_result *res = calloc(1, sizeof(*res));
 	struct scan sc = { 0 };
-	struct endpoint *eps = NULL;
-	size_t n_eps = 0, allocated = 0;
+	size_t allocated = 0;
 	int r;
 
 	if (!res)
@@ -961,19 +1101,21 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 	res->window_usec = s->have_baseline && now_usec > s->last_usec ? now_usec - s->last_usec : 0;
 
 	r = scan_processes(s, now_usec, res, &sc);
+	merge_endpoints(sc.eps, &sc.n_eps);
 	if (r >= 0)
-		r = collect_endpoints(s, res, &eps, &n_eps);
+		r = pipe_channels(sc.eps, sc.n_eps, res, &allocated);
 	if (r >= 0)
-		r = pipe_channels(eps, n_eps, res, &allocated);
+		r = unix_channels(s, sc.eps, sc.n_eps, res, &allocated);
 	if (r >= 0)
-		r = unix_channels(s, eps, n_eps, res, &allocated);
-	if (r >= 0)
-		r = tcp_channels(s, eps, n_eps, res, &allocated);
+		r = tcp_channels(s, sc.eps, sc.n_eps, res, &allocated);
 	if (r >= 0)
 		r = thread_channels(res, &allocated);
-	free(eps);
+	if (r >= 0)
+		switches_of_members(s, &sc, res);
+	free(sc.eps);
+	free(sc.seen_of);
 	if (r < 0) {
-		close_seen(sc.seen, sc.n_seen);
+		close_seen(s, sc.seen, sc.n_seen);
 		free(sc.seen);
 		sampler_result_free(res);
 		return r;
@@ -981,8 +1123,9 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 	estimate_rates(res);
 	sample_cpu_load(s, res);
 
-	/* What is left open in the old list belongs to processes that are gone. */
-	close_seen(s->seen, s->n_seen);
+	/* What is left open in the old list belongs to processes that are gone,
+	 * or went idle. */
+	close_seen(s, s->seen, s->n_seen);
 	free(s->seen);
 	s->seen = sc.seen;
 	s->n_seen = sc.n_seen;

@@ -2,8 +2,10 @@
  * CPU since the previous one, what connects them (pipes and FIFOs, Unix
  * sockets, loopback TCP, and the busy threads of one process) and estimates
  * the bytes per second on each channel; and how busy each CPU was. Idle
- * processes cost one read of /proc/PID/stat; an active one also its fds and,
- * when it has several threads, each thread's schedstat. */
+ * processes cost one read of /proc/PID/stat, and long-idle ones that only
+ * every few samples; an active one also its io and fds and, when it has
+ * several threads, each thread's schedstat, all through fds kept open while
+ * it stays active; one on a channel also each thread's status. */
 #pragma once
 
 #include <stddef.h>
@@ -35,7 +37,8 @@ struct sampler_process {
 				    * measured (one thread, or the first look at its threads) */
 	int last_cpu;              /* the CPU its main thread ran on last; -1 if unknown */
 	double wakeups_per_s;      /* its threads' voluntary context switches: sleeps ended by a wake-up */
-	double switches_per_s;     /* all its threads' context switches; both 0 on the first look */
+	double switches_per_s;     /* all its threads' context switches; both 0 on the first look,
+				    * and for a process on no channel (not read) */
 };
 
 struct sampler_channel {

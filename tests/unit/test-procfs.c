@@ -4,6 +4,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "procfs.h"
 #include "test.h"
@@ -207,7 +209,102 @@ static void a_threads_own_cpu_time(void) {
 	CHECK_INT(procfs_read_task_schedstat("", getpid(), 999999, &thread_ss), -ESRCH);
 }
 
+/* A child that opens a pipe when told to (a byte on cmd), then waits. */
+static pid_t spawn_opener(int cmd[2]) {
+	pid_t pid;
+
+	if (pipe(cmd) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int p[2];
+		char c;
+		close(cmd[1]);
+		if (read(cmd[0], &c, 1) == 1 && pipe(p) == 0)
+			pause();
+		_exit(0);
+	}
+	close(cmd[0]);
+	return pid;
+}
+
+/* Whether fds has both ends of a pipe that old (n_old) has not. */
+static bool has_new_pipe(const struct procfs_fd *fds, size_t n, const struct procfs_fd *old, size_t n_old) {
+	for (size_t i = 0; i < n; i++) {
+		bool known = false;
+		size_t ends = 0;
+		for (size_t k = 0; k < n_old; k++)
+			known |= old[k].inode == fds[i].inode;
+		for (size_t k = 0; k < n; k++)
+			ends += fds[k].kind == PROCFS_FD_PIPE && fds[k].inode == fds[i].inode;
+		if (fds[i].kind == PROCFS_FD_PIPE && !known && ends == 2)
+			return true;
+	}
+	return false;
+}
+
+/* Kept fds read afresh each time, and once their process is gone they fail,
+ * even where its pid would be another's. */
+static void kept_fds_read_afresh_until_the_process_is_gone(void) {
+	struct procfs_fd *fds, *old = NULL;
+	struct procfs_io io;
+	struct procfs_stat st;
+	size_t n, n_old = 0;
+	bool found = false;
+	int cmd[2], dir, io_fd, stat_fd;
+	pid_t child = spawn_opener(cmd);
+
+	CHECK(child > 0);
+	dir = procfs_open("", child, 0, "fd");
+	io_fd = procfs_open("", child, 0, "io");
+	stat_fd = procfs_open("", child, 0, "stat");
+	CHECK(dir >= 0 && io_fd >= 0 && stat_fd >= 0);
+	CHECK_INT(procfs_list_fds_at(dir, &old, &n_old), 0);
+	CHECK(write(cmd[1], "x", 1) == 1);
+	for (int i = 0; i < 500 && !found; i++) {
+		CHECK_INT(procfs_list_fds_at(dir, &fds, &n), 0);
+		found = has_new_pipe(fds, n, old, n_old);
+		free(fds);
+		if (!found)
+			usleep(10 * 1000);
+	}
+	CHECK(found);
+	free(old);
+	CHECK_INT(procfs_pread_io(io_fd, &io), 0);
+	CHECK_INT(procfs_pread_stat(stat_fd, child, &st), 0);
+	CHECK_INT(st.pid, child);
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	CHECK_INT(procfs_list_fds_at(dir, &fds, &n), -ESRCH);
+	CHECK_INT(procfs_pread_io(io_fd, &io), -ESRCH);
+	CHECK_INT(procfs_pread_stat(stat_fd, child, &st), -ESRCH);
+	close(dir);
+	close(io_fd);
+	close(stat_fd);
+	close(cmd[1]);
+}
+
+/* Another user's fds are refused as a whole, at the first one. */
+static void another_users_fds_are_refused(void) {
+	pid_t parent = getpid(), child;
+	int status = -1;
+
+	if (geteuid() != 0)
+		SKIP_TEST("needs root to become another user");
+	child = fork();
+	if (child == 0) {
+		struct procfs_fd *fds;
+		size_t n;
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		_exit(procfs_list_fds("", parent, &fds, &n) == -EACCES ? 0 : 1);
+	}
+	CHECK(waitpid(child, &status, 0) == child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(cgroup_v1_cpuset_wins_over_v2),
 	  T(cgroup_v2_alone), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
 	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time), T(switches_from_status),
-	  T(a_threads_own_cpu_time))
+	  T(a_threads_own_cpu_time), T(kept_fds_read_afresh_until_the_process_is_gone), T(another_users_fds_are_refused))

@@ -145,13 +145,17 @@ static void finds_a_socketpair(void) {
 	expect_stream(CHANNEL_UNIX, w, rd);
 }
 
-/* One byte back and forth: every byte is a sleep and a wake-up on each side. */
-static pid_t spawn_pingpong(int in, int out, bool first) {
+/* One byte back and forth: every byte is a sleep and a wake-up on each side.
+ * It closes the ends that are the other side's (the pipes connect the two
+ * only then, and only processes on a channel have their switches read). */
+static pid_t spawn_pingpong(int in, int out, int other_in, int other_out, bool first) {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		char c = 0;
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(other_in);
+		close(other_out);
 		if (first && write(out, &c, 1) != 1)
 			_exit(1);
 		for (;;)
@@ -161,22 +165,47 @@ static pid_t spawn_pingpong(int in, int out, bool first) {
 	return pid;
 }
 
+/* Sleeps and wakes thousands of times a second, talking to nobody. */
+static pid_t spawn_loner(void) {
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;) {
+			struct timespec t0, t;
+			usleep(100);
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 50000);
+		}
+	}
+	return pid;
+}
+
+/* Of the processes on a channel, that is: a loner's are not read. */
 static void counts_wakeups_and_switches(void) {
 	int ab[2], ba[2];
-	pid_t a, b;
+	pid_t a, b, loner;
 	struct sampler_result *r;
+	long k;
 
 	CHECK(pipe(ab) == 0 && pipe(ba) == 0);
-	a = spawn_pingpong(ba[0], ab[1], true);
-	b = spawn_pingpong(ab[0], ba[1], false);
+	a = spawn_pingpong(ba[0], ab[1], ab[0], ba[1], true);
+	b = spawn_pingpong(ab[0], ba[1], ba[0], ab[1], false);
 	for (int i = 0; i < 2; i++) {
 		close(ab[i]);
 		close(ba[i]);
 	}
+	loner = spawn_loner();
 	r = sample_thrice();
 	CHECK(r != NULL);
+	k = r ? sampler_result_index(r, loner) : -1;
+	CHECK(k >= 0);
+	CHECK(k < 0 || (r->procs[k].wakeups_per_s == 0 && r->procs[k].switches_per_s == 0));
+	kill(loner, SIGKILL);
 	for (int i = 0; r && i < 2; i++) {
-		long k = sampler_result_index(r, i ? b : a);
+		k = sampler_result_index(r, i ? b : a);
 		CHECK(k >= 0);
 		if (k < 0)
 			continue;

@@ -1,11 +1,14 @@
 #!/bin/sh
 # CPU cost of one sample cycle against the number of processes: N idle
 # processes in pairs holding pipes and Unix sockets (tools/helpers/ccxt-hold),
-# plus 10 pairs streaming 8 MiB/s each through pipes, Unix sockets and
-# loopback TCP (tools/helpers/ccxt-talk), sampled by ccxd in dry-run mode.
-# The cycle's CPU time is ccxd's own figure (status: sampling.last_cycle_usec),
-# the median of 8 cycles once idle processes are read every 8th. Prints a
-# Markdown table.
+# plus P pairs streaming 8 MiB/s each through pipes, Unix sockets and
+# loopback TCP in turn (tools/helpers/ccxt-talk), sampled by ccxd in dry-run
+# mode. Each N is run with 10 and with 40 talking pairs: the cycle's growth
+# between the two, over the growth in active processes, is the cost of one
+# active process; the rest of the cycle is the cost of the idle ones and of
+# what every cycle does. The cycle's CPU time is ccxd's own figure (status:
+# sampling.last_cycle_usec), the median of 8 cycles once idle processes are
+# read every 8th. Prints a Markdown table.
 #
 #   tools/bench/sample-cost.sh [N...]        (root; default 100 1000 5000)
 set -eu
@@ -29,18 +32,20 @@ cat > "$WORK/ccxd.conf" <<CONF
 socket = $WORK/ccxd.sock
 mode = dry-run
 interval = 1s
+runtime_dir = $WORK/run
+state_dir = $WORK/state
 CONF
 
-echo "Machine: $(nproc) CPUs, $(uname -r); command: tools/bench/sample-cost.sh $COUNTS ($(date -u +%Y-%m-%d))"
-echo
-echo "| idle processes | scanned | active | cycle us (median of 8) | us per scanned process | us per active process |"
-echo "|---|---|---|---|---|---|"
-for n in $COUNTS; do
-	./tools/helpers/ccxt-hold "$n" 600 &
+# measure N PAIRS: prints "cycle_usec scanned active", medians of 8 cycles.
+measure() {
+	./tools/helpers/ccxt-hold "$1" 600 &
 	PIDS="$PIDS $!"
-	for kind in pipe unix tcp pipe unix tcp pipe unix tcp pipe; do
+	i=0
+	while [ "$i" -lt "$2" ]; do
+		case $((i % 3)) in 0) kind=pipe ;; 1) kind=unix ;; *) kind=tcp ;; esac
 		./tools/helpers/ccxt-talk "$kind" 8 600 >/dev/null &
 		PIDS="$PIDS $!"
+		i=$((i + 1))
 	done
 	sleep 2
 	./daemon/ccxd --config "$WORK/ccxd.conf" 2>/dev/null &
@@ -55,11 +60,26 @@ for n in $COUNTS; do
 			jq -r '.sampling | "\(.last_cycle_usec) \(.processes_scanned) \(.processes_active)"' >> "$WORK/cycles"
 		sleep 1
 	done
-	sort -n "$WORK/cycles" | sed -n 4p | awk -v n="$n" \
-		'{printf "| %d | %d | %d | %d | %.1f | %.1f |\n", n, $2, $3, $1, $1 / $2, $1 / ($3 ? $3 : 1)}'
+	for col in 1 2 3; do
+		cut -d' ' -f"$col" "$WORK/cycles" | sort -n | sed -n 4p
+	done | tr '\n' ' '
 	kill "$DAEMON"
 	wait "$DAEMON" 2>/dev/null || true
-	pkill -f "ccxt-hold $n 600" || true
+	pkill -f "ccxt-hold $1 600" || true
 	pkill -f "ccxt-talk .* 600" || true
 	sleep 1
+}
+
+echo "Machine: $(nproc) CPUs, $(uname -r); command: tools/bench/sample-cost.sh $COUNTS ($(date -u +%Y-%m-%d))"
+echo
+echo "| idle processes | scanned | active | cycle us | active (40 pairs) | cycle us (40 pairs) | us per active process | us per scanned process |"
+echo "|---|---|---|---|---|---|---|---|"
+for n in $COUNTS; do
+	set -- $(measure "$n" 10)
+	c1=$1 s1=$2 a1=$3
+	set -- $(measure "$n" 40)
+	c2=$1 a2=$3
+	awk -v n="$n" -v c1="$c1" -v s1="$s1" -v a1="$a1" -v c2="$c2" -v a2="$a2" 'BEGIN {
+		per_active = a2 > a1 ? (c2 - c1) / (a2 - a1) : 0
+		printf "| %d | %d | %d | %d | %d | %d | %.1f | %.1f |\n", n, s1, a1, c1, a2, c2, per_active, c1 / s1 }'
 done
