@@ -25,7 +25,6 @@
 /* Moves started per sample, so that a burst of new groups is seated a few at
  * a time and each experiment's window is not disturbed by all the others. */
 #define AUTOPLACE_MOVES_PER_CYCLE 4
-#define AUTOPLACE_WINDOW_MAX 8
 
 static const enum seating default_order[] = { SEATING_CORES, SEATING_SMT, SEATING_SHARED };
 
@@ -109,7 +108,7 @@ void autoplace_release_all(struct autoplace *a) {
 		release(a, g, NULL, NULL);
 		if (g->state == AUTOPLACE_VALIDATING || g->state == AUTOPLACE_KEPT) {
 			g->state = AUTOPLACE_MEASURING;
-			g->n_before = g->n_after = 0;
+			g->n_before = 0;
 			g->next = 0;
 		}
 	}
@@ -504,14 +503,21 @@ int autoplace_guard(const struct autoplace_trial *trials, size_t n, const double
 	return -1;
 }
 
-/* Every seating was tried: the one that ran fastest, among those that beat
- * the rate before any move, goes back in place and stays; failing that, the
- * fastest as a guard against a slower one (autoplace_guard). */
+/* Every seating had its turns, and the members are back where they were:
+ * the one that ran fastest, among those that beat the rate before any move,
+ * goes back in place and stays; failing that, the fastest as a guard
+ * against a slower one (autoplace_guard). */
 static void conclude(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 		     const struct autoplace_options *o, bool (*ruled)(void *, pid_t), void *userdata) {
 	const struct autoplace_trial *best = NULL;
 	int guard;
 
+	for (size_t i = 0; i < g->n_trials; i++) {
+		const struct autoplace_trial *tr = &g->trials[i];
+		log_group(g, "trial", "%s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)%s", seating_to_string(tr->seating),
+			  g->ccx, tr->evidence.before / 1048576, tr->evidence.after / 1048576, tr->evidence.gain * 100,
+			  tr->beat ? ", beats the rate before" : "");
+	}
 	for (size_t i = 0; i < g->n_trials; i++)
 		if (g->trials[i].beat && (!best || g->trials[i].evidence.after > best->evidence.after))
 			best = &g->trials[i];
@@ -540,63 +546,125 @@ static void conclude(struct autoplace *a, const struct topology *t, struct autop
 		  g->n_trials ? g->trials[0].evidence.before / 1048576 : 0.0);
 }
 
-/* The seatings left to try, in order, until one can be put in place; when
- * none is left, the experiments are over. */
-static void try_next_seating(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
-			     const struct autoplace_options *o, bool (*ruled)(void *, pid_t), void *userdata) {
-	for (; g->next < g->n_order; g->next++) {
-		int r = seat(a, t, g, g->order[g->next]);
-		if (r == -ENOSPC)
-			continue;
-		if (r == -EXFULL) {
-			g->state = AUTOPLACE_NO_ROOM;
-			return;
-		}
-		if (r == -EPERM) {
-			release(a, g, ruled, userdata);
-			g->state = AUTOPLACE_BY_HAND;
-			g->backoff = AUTOPLACE_BACKOFF;
-			return;
-		}
-		if (r < 0) {
-			release(a, g, ruled, userdata);
-			log_debug_errno(r, "Seating group %d %s failed, trying the next: %m", (int)g->id,
-					seating_to_string(g->order[g->next]));
-			continue;
-		}
-		g->seating = g->order[g->next++];
-		g->state = AUTOPLACE_VALIDATING;
-		g->settle = 1;   /* the sample in flight straddles the move */
-		g->n_after = 0;
-		return;
-	}
-	conclude(a, t, g, o, ruled, userdata);
-}
+/* ---- the experiments ---------------------------------------------------- */
+
+/* An experiment takes turns: each seating in order, then the members back
+ * where they were, round after round, one sample each, until each has
+ * window samples. A machine's throughput drifts over a minute by as much as
+ * the gains looked for; taking turns spreads that drift evenly over the
+ * seatings and the rate before, where measuring each in a block of its own
+ * would hand all of it to whichever block came last. A move is made just
+ * after a sample is taken, so the next sample is all its turn's. */
 
 static void record(double *window, size_t *n, double v) {
-	if (*n == AUTOPLACE_WINDOW_MAX) {
-		memmove(window, window + 1, (AUTOPLACE_WINDOW_MAX - 1) * sizeof(*window));
+	if (*n == VALIDATOR_WINDOW_MAX) {
+		memmove(window, window + 1, (VALIDATOR_WINDOW_MAX - 1) * sizeof(*window));
 		(*n)--;
 	}
 	window[(*n)++] = v;
 }
 
-/* One experiment is over: its evidence is kept, the members go back to
- * where they were, and the next seating is tried from the same start. */
-static void judge(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
-		  const struct autoplace_options *o, bool (*ruled)(void *, pid_t), void *userdata) {
-	struct autoplace_trial *trial = &g->trials[g->n_trials < _SEATING_MAX ? g->n_trials++ : _SEATING_MAX - 1];
+static void drop_seating(struct autoplace_group *g, size_t i) {
+	memmove(&g->order[i], &g->order[i + 1], (g->n_order - i - 1) * sizeof(g->order[0]));
+	memmove(&g->trials[i], &g->trials[i + 1], (g->n_trials - i - 1) * sizeof(g->trials[0]));
+	g->n_order--;
+	g->n_trials--;
+}
 
-	trial->seating = g->seating;
-	trial->beat = validator_judge(g->before, g->n_before, g->after, g->n_after, o->min_gain, &trial->evidence) ==
-		      VALIDATOR_KEEP;
-	memcpy(trial->after, g->after, g->n_after * sizeof(*g->after));
-	trial->n_after = g->n_after;
-	log_group(g, "trial", "%s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)%s", seating_to_string(g->seating), g->ccx,
-		  trial->evidence.before / 1048576, trial->evidence.after / 1048576, trial->evidence.gain * 100,
-		  trial->beat ? ", beats the rate before" : "");
+/* Puts turn g->next in place: seating order[next], or the originals at
+ * next == n_order. A seating that cannot be put in place leaves the
+ * experiment. false when the experiment is over otherwise: no CCX has room,
+ * or somebody else set a member's affinity. */
+static bool take_turn(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
+		      bool (*ruled)(void *, pid_t), void *userdata) {
+	while (g->next < g->n_order) {
+		int r = seat(a, t, g, g->order[g->next]);
+		if (r >= 0) {
+			g->seating = g->order[g->next];
+			return true;
+		}
+		if (r == -EXFULL || r == -EPERM) {
+			release(a, g, ruled, userdata);
+			g->state = r == -EXFULL ? AUTOPLACE_NO_ROOM : AUTOPLACE_BY_HAND;
+			g->backoff = AUTOPLACE_BACKOFF;
+			return false;
+		}
+		if (r != -ENOSPC)
+			log_debug_errno(r, "Seating group %d %s failed, leaving it out: %m", (int)g->id,
+					seating_to_string(g->order[g->next]));
+		drop_seating(g, g->next);
+	}
 	release(a, g, ruled, userdata);
-	try_next_seating(a, t, g, o, ruled, userdata);
+	return true;
+}
+
+/* Each seating's evidence so far, against the rate before taken in turns
+ * with it. */
+static void weigh(struct autoplace_group *g, const struct autoplace_options *o) {
+	for (size_t i = 0; i < g->n_trials; i++) {
+		struct autoplace_trial *tr = &g->trials[i];
+		tr->beat = validator_judge(g->before, g->n_before, tr->after, tr->n_after, o->min_gain, &tr->evidence) ==
+			   VALIDATOR_KEEP;
+	}
+}
+
+static void start_experiment(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
+			     const struct autoplace_options *o, bool (*ruled)(void *, pid_t), void *userdata) {
+	plan_order(a, g, o);
+	g->n_trials = g->n_order;
+	for (size_t i = 0; i < g->n_order; i++)
+		g->trials[i] = (struct autoplace_trial){ .seating = g->order[i] };
+	g->n_before = 0;   /* measured again, in turns with the seatings */
+	g->state = AUTOPLACE_VALIDATING;
+	if (take_turn(a, t, g, ruled, userdata) && g->n_order == 0)
+		conclude(a, t, g, o, ruled, userdata);   /* none can be seated here */
+}
+
+/* Whether to go on past window rounds, up to VALIDATOR_WINDOW_MAX: no
+ * seating beat the rate before, but the fastest might yet, its median
+ * being above it by more than min_gain; or the guard might yet hold, the
+ * fastest being as fast as before and another slower by more than
+ * min_gain. Only not clear of the noise yet: more rounds tell a difference
+ * from the noise better (validator_judge()). Where nothing differs, no more
+ * rounds are spent. */
+static bool undecided(const struct autoplace_group *g, const struct autoplace_options *o) {
+	size_t best = 0;
+	bool slower = false;
+	double gain;
+
+	if (g->n_before >= VALIDATOR_WINDOW_MAX || g->n_trials == 0)
+		return false;
+	for (size_t i = 0; i < g->n_trials; i++) {
+		if (g->trials[i].beat)
+			return false;
+		if (g->trials[i].evidence.after > g->trials[best].evidence.after)
+			best = i;
+	}
+	for (size_t i = 0; i < g->n_trials; i++)
+		slower |= i != best && g->trials[i].evidence.gain < -o->min_gain;
+	gain = g->trials[best].evidence.gain;
+	if (gain > o->min_gain)
+		return true;
+	return gain >= -o->min_gain && slower &&
+	       autoplace_guard(g->trials, g->n_trials, g->before, g->n_before, o->min_gain) < 0;
+}
+
+/* One sample of the turn in place; then the next turn, or the verdict once
+ * the originals' turn ends the last round. */
+static void next_turn(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
+		      const struct autoplace_options *o, double rate, bool (*ruled)(void *, pid_t), void *userdata) {
+	if (g->next < g->n_order)
+		record(g->trials[g->next].after, &g->trials[g->next].n_after, rate);
+	else
+		record(g->before, &g->n_before, rate);
+	weigh(g, o);
+	if (g->next == g->n_order && g->n_before >= o->window && !undecided(g, o)) {
+		conclude(a, t, g, o, ruled, userdata);
+		return;
+	}
+	g->next = g->next == g->n_order ? 0 : g->next + 1;
+	if (take_turn(a, t, g, ruled, userdata) && g->n_order == 0)
+		conclude(a, t, g, o, ruled, userdata);
 }
 
 static void step(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
@@ -632,19 +700,11 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 		record(g->before, &g->n_before, rate);
 		if (g->n_before >= o->window && *moves < AUTOPLACE_MOVES_PER_CYCLE) {
 			(*moves)++;
-			g->n_trials = 0;
-			plan_order(a, g, o);
-			try_next_seating(a, t, g, o, ruled, userdata);
+			start_experiment(a, t, g, o, ruled, userdata);
 		}
 		break;
 	case AUTOPLACE_VALIDATING:
-		if (g->settle > 0) {
-			g->settle--;
-			break;
-		}
-		record(g->after, &g->n_after, rate);
-		if (g->n_after >= o->window)
-			judge(a, t, g, o, ruled, userdata);
+		next_turn(a, t, g, o, rate, ruled, userdata);
 		break;
 	case AUTOPLACE_REVERTED:
 	case AUTOPLACE_BY_HAND:
@@ -789,8 +849,8 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 
 	if (o.window < 1)
 		o.window = 1;
-	if (o.window > AUTOPLACE_WINDOW_MAX)
-		o.window = AUTOPLACE_WINDOW_MAX;
+	if (o.window > VALIDATOR_WINDOW_MAX)
+		o.window = VALIDATOR_WINDOW_MAX;
 	r = sampler_sample(a->sampler, now_usec, &sample);
 	if (r < 0)
 		return r;

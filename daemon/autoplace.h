@@ -1,9 +1,10 @@
 /* The automatic policy: each cycle samples who talks to whom, forms groups,
  * decides a CCX for each group that no rule owns, and in enforce mode seats
- * it there as experiments: the group's rate before any move against its rate
- * in each seating, every one put back after its window. The fastest seating
- * that beat the rate before, gain and noise both, goes back and stays; when
- * none did, the group is left as it was. What won is remembered per set of
+ * it there as an experiment: each seating and the members' own placement
+ * take turns, a sample each, round after round, and the group's rate in each
+ * seating is set against its rate in its own placement. The fastest seating
+ * that beat that rate, gain and noise both, goes back and stays; when none
+ * did, the group is left as it was. What won is remembered per set of
  * programs and tried first. */
 #pragma once
 
@@ -23,7 +24,7 @@
 
 enum autoplace_state {
 	AUTOPLACE_MEASURING,       /* its rate before any move */
-	AUTOPLACE_VALIDATING,      /* a seating is in place; its rate after */
+	AUTOPLACE_VALIDATING,      /* the experiment: the seatings and its own placement take turns */
 	AUTOPLACE_KEPT,            /* the move beat the noise: it stays */
 	AUTOPLACE_REVERTED,        /* no seating helped: originals back; tried again later */
 	AUTOPLACE_DRY_RUN,         /* mode = dry-run: the decision is all there is */
@@ -75,7 +76,7 @@ struct autoplace_trial {
 	enum seating seating;
 	struct validator_evidence evidence;
 	bool beat;                 /* beat the rate before, gain and noise both */
-	double after[8];           /* its window's samples, to set it against the other seatings */
+	double after[VALIDATOR_WINDOW_MAX];   /* its turns' samples, to set it against the other seatings */
 	size_t n_after;
 };
 
@@ -90,14 +91,14 @@ struct autoplace_group {
 	cpu_set_t cpus;            /* the CPUs its members have (or would have) */
 	enum seating seating;      /* tried or kept */
 	enum seating order[_SEATING_MAX];   /* seatings to try, best first */
-	size_t n_order, next;
-	double before[8], after[8];
-	size_t n_before, n_after;
-	unsigned settle;           /* samples to let pass after a move before measuring */
+	size_t n_order;
+	size_t next;               /* the experiment's turn: order[next], or its own placement at n_order */
+	double before[VALIDATOR_WINDOW_MAX];  /* its rate in its own placement */
+	size_t n_before;
 	unsigned backoff;          /* samples before trying again once all were reverted */
 	struct autoplace_member *members;
 	size_t n_members;
-	struct autoplace_trial trials[_SEATING_MAX];
+	struct autoplace_trial trials[_SEATING_MAX];   /* by order, while it is tried and after */
 	size_t n_trials;
 	bool guard;                /* kept without beating the rate before: see autoplace_guard() */
 	bool probe_used;           /* its last plan cited probe figures: */
@@ -115,7 +116,7 @@ struct autoplace_stats {
 struct autoplace_options {
 	double min_rate;           /* bytes/s for a channel to count */
 	double min_gain;           /* relative gain for a move to be kept */
-	unsigned window;           /* samples in each of the before and after windows */
+	unsigned window;           /* samples of each seating, and of its own placement, in an experiment */
 	const enum seating *seatings;   /* the seatings to try, in order */
 	size_t n_seatings;
 	const struct autoplace_probe *probe;   /* the figures that ranked them; NULL: none */

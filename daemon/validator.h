@@ -21,11 +21,18 @@ struct validator_evidence {
 
 double validator_median(const double *v, size_t n);
 
+/* The most samples a window holds. */
+#define VALIDATOR_WINDOW_MAX 8
+/* The chance that a rate that did not change passes for one that rose. */
+#define VALIDATOR_P 0.05
+
 /* Keeps a move when the median rate after it beats the median before by
- * more than min_gain, and every sample after it beats every sample before
- * it. That second test is the noise's: two windows of 3 samples from one
- * unchanged rate come out apart that way only 1 time in 20 (a one-sided
- * rank test at 5 %), whatever the rate's distribution. An empty window
- * reverts. */
+ * more than min_gain, and a one-sided Mann-Whitney rank test says the
+ * samples after it are above those before it at VALIDATOR_P: whatever the
+ * rate's distribution, two windows of one unchanged rate come out that far
+ * apart at most 1 time in 20. With 3 samples each that takes every sample
+ * after above every sample before; with 4, one pair may be the other way
+ * round; with 8 each, fifteen may. An empty window reverts; samples past
+ * VALIDATOR_WINDOW_MAX are not looked at. */
 enum validator_verdict validator_judge(const double *before, size_t n_before, const double *after, size_t n_after,
 				       double min_gain, struct validator_evidence *evidence);

@@ -66,6 +66,35 @@ static void one_overlapping_sample_reverts(void) {
 	CHECK_INT(validator_judge(before, 3, after, 3, 0.05, NULL), VALIDATOR_REVERT);
 }
 
+/* With more samples, the rank test lets a few pairs be the other way round:
+ * at 4 each one pair (p = 2/70), not two (p = 4/70). */
+static void four_samples_allow_one_pair_the_other_way(void) {
+	double before[] = { 100, 98, 111, 101 }, after[] = { 120, 110, 125, 118 };
+	double before2[] = { 100, 98, 111, 112 };
+
+	CHECK_INT(validator_judge(before, 4, after, 4, 0.05, NULL), VALIDATOR_KEEP);
+	CHECK_INT(validator_judge(before2, 4, after, 4, 0.05, NULL), VALIDATOR_REVERT);
+}
+
+/* At 8 each, fifteen pairs the other way pass (p = 0.041) and sixteen do
+ * not (p = 0.052): seven after samples below two of the before samples
+ * each, and the last below one, or below two as well. */
+static void eight_samples_allow_fifteen_pairs_the_other_way(void) {
+	double before[] = { 10, 20, 30, 40, 50, 60, 70, 80 };
+	double after[] = { 61, 62, 63, 64, 65, 66, 67, 75 };
+	double after16[] = { 61, 62, 63, 64, 65, 66, 67, 68 };
+
+	CHECK_INT(validator_judge(before, 8, after, 8, 0.05, NULL), VALIDATOR_KEEP);
+	CHECK_INT(validator_judge(before, 8, after16, 8, 0.05, NULL), VALIDATOR_REVERT);
+}
+
+/* A tie is half a pair the other way. */
+static void ties_count_half(void) {
+	double before[] = { 100, 100, 100 }, after[] = { 100, 130, 120 };
+
+	CHECK_INT(validator_judge(before, 3, after, 3, 0.05, NULL), VALIDATOR_REVERT);
+}
+
 static struct autoplace_trial trial(enum seating seating, const double *before, size_t n_before, const double *after,
 				    size_t n_after) {
 	struct autoplace_trial t = { .seating = seating, .n_after = n_after };
@@ -112,5 +141,6 @@ static void no_guard_without_a_clearly_slower_seating(void) {
 }
 
 TEST_MAIN(T(a_seating_as_fast_as_before_guards_against_a_slower_one), T(apart_is_kept_against_sharing_one_cpu),
-	  T(no_guard_without_a_clearly_slower_seating), T(medians), T(a_small_gain_clear_of_the_noise_is_kept), T(one_overlapping_sample_reverts), T(a_clear_gain_is_kept), T(no_gain_is_reverted), T(a_loss_is_reverted),
+	  T(no_guard_without_a_clearly_slower_seating), T(medians), T(a_small_gain_clear_of_the_noise_is_kept), T(one_overlapping_sample_reverts), T(four_samples_allow_one_pair_the_other_way),
+	  T(eight_samples_allow_fifteen_pairs_the_other_way), T(ties_count_half), T(a_clear_gain_is_kept), T(no_gain_is_reverted), T(a_loss_is_reverted),
 	  T(a_gain_inside_the_noise_is_reverted), T(empty_windows_revert))
