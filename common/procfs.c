@@ -173,24 +173,6 @@ int procfs_parse_schedstat(const char *buf, struct procfs_schedstat *ret) {
 	return 0;
 }
 
-int procfs_read_task_schedstat(const char *root, pid_t pid, pid_t tid, struct procfs_schedstat *ret) {
-	char path[PATH_MAX], buf[128];
-	ssize_t len;
-
-	snprintf(path, sizeof(path), "%s/proc/%d/task/%d/schedstat", root, (int)pid, (int)tid);
-	len = procfs_read_file(path, buf, sizeof(buf));
-	if (len < 0) {
-		/* Without the file at all, the task directory is still there. */
-		if (len == -ENOENT) {
-			snprintf(path, sizeof(path), "%s/proc/%d/task/%d", root, (int)pid, (int)tid);
-			if (access(path, F_OK) == 0)
-				return -ENOENT;
-		}
-		return vanished((int)len);
-	}
-	return procfs_parse_schedstat(buf, ret);
-}
-
 int procfs_pread_schedstat(int fd, struct procfs_schedstat *ret) {
 	char buf[128];
 	ssize_t len = pread_text(fd, buf, sizeof(buf));
@@ -221,19 +203,6 @@ int procfs_parse_switches(const char *buf, struct procfs_switches *ret) {
 	int r = status_field(buf, "voluntary_ctxt_switches", &ret->voluntary);
 
 	return r < 0 ? r : status_field(buf, "nonvoluntary_ctxt_switches", &ret->involuntary);
-}
-
-int procfs_read_task_switches(const char *root, pid_t pid, pid_t tid, struct procfs_switches *ret) {
-	/* The switches come last, after masks that take ~300 bytes each on a
-	 * machine of 1024 CPUs and nodes. */
-	char path[PATH_MAX], buf[8192];
-	ssize_t len;
-
-	snprintf(path, sizeof(path), "%s/proc/%d/task/%d/status", root, (int)pid, (int)tid);
-	len = procfs_read_file(path, buf, sizeof(buf));
-	if (len < 0)
-		return vanished((int)len);
-	return procfs_parse_switches(buf, ret);
 }
 
 int procfs_pread_switches(int fd, struct procfs_switches *ret) {
@@ -583,17 +552,6 @@ int procfs_list_fds_at(int dfd, struct procfs_fd **ret, size_t *n) {
 	return 0;
 }
 
-int procfs_list_fds(const char *root, pid_t pid, struct procfs_fd **ret, size_t *n) {
-	int dfd = procfs_open(root, pid, 0, "fd");
-	int r;
-
-	if (dfd < 0)
-		return dfd;
-	r = procfs_list_fds_at(dfd, ret, n);
-	close(dfd);
-	return r;
-}
-
 int procfs_parse_io(const char *buf, struct procfs_io *ret) {
 	int found = 0;
 
@@ -610,17 +568,6 @@ int procfs_parse_io(const char *buf, struct procfs_io *ret) {
 			ret->syscw = v, found++;
 	}
 	return found == 4 ? 0 : -EINVAL;
-}
-
-int procfs_read_io(const char *root, pid_t pid, struct procfs_io *ret) {
-	char path[PATH_MAX], buf[512];
-	ssize_t len;
-
-	snprintf(path, sizeof(path), "%s/proc/%d/io", root, (int)pid);
-	len = procfs_read_file(path, buf, sizeof(buf));
-	if (len < 0)
-		return vanished((int)len);
-	return procfs_parse_io(buf, ret);
 }
 
 int procfs_pread_io(int fd, struct procfs_io *ret) {

@@ -31,6 +31,16 @@ struct procfs_stat {
  * file does not parse. */
 int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret);
 
+/* Reading the same files again and again: the sampler reads an active
+ * process's files every sample. An fd kept open and read afresh with
+ * pread() (or listed afresh, for a directory) costs a third of opening,
+ * reading and closing each time. It stays bound to that very process: once
+ * it exits, reads fail with -ESRCH, even if its pid is reused. */
+/* Opens /proc/PID/NAME, or /proc/PID/task/TID/NAME when tid > 0: a file or
+ * a directory. -ESRCH when the process or thread is gone. */
+int procfs_open(const char *root, pid_t pid, pid_t tid, const char *name);
+int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret);
+
 /* The text of a stat file. -EINVAL when it does not parse. */
 int procfs_parse_stat(const char *buf, pid_t pid, struct procfs_stat *ret);
 
@@ -42,9 +52,9 @@ struct procfs_schedstat {
 
 /* The text of a schedstat file: 0, or -EINVAL without both figures. */
 int procfs_parse_schedstat(const char *buf, struct procfs_schedstat *ret);
-/* -ESRCH when the thread or its process is gone, -ENOENT without
- * CONFIG_SCHED_INFO. */
-int procfs_read_task_schedstat(const char *root, pid_t pid, pid_t tid, struct procfs_schedstat *ret);
+/* Through an open /proc/PID/task/TID/schedstat (procfs_open(); the file is
+ * there with CONFIG_SCHED_INFO). -ESRCH once the thread is gone. */
+int procfs_pread_schedstat(int fd, struct procfs_schedstat *ret);
 
 /* Context switches of one thread since it started, from its status file. */
 struct procfs_switches {
@@ -54,8 +64,8 @@ struct procfs_switches {
 
 /* The text of a status file: 0, or -EINVAL without both _ctxt_switches lines. */
 int procfs_parse_switches(const char *buf, struct procfs_switches *ret);
-/* /proc/PID/task/TID/status: -ESRCH when the thread or its process is gone. */
-int procfs_read_task_switches(const char *root, pid_t pid, pid_t tid, struct procfs_switches *ret);
+/* Through an open /proc/PID/task/TID/status: -ESRCH once the thread is gone. */
+int procfs_pread_switches(int fd, struct procfs_switches *ret);
 
 /* One CPU's line of /proc/stat, in clock ticks since boot. */
 struct procfs_cpu_time {
@@ -88,6 +98,8 @@ int procfs_read_cmdline(const char *root, pid_t pid, size_t max, char **ret);
  * malloc'd array. */
 int procfs_list_pids(const char *root, pid_t **ret, size_t *n);
 int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n);
+/* The same, of an open /proc/PID/task. */
+int procfs_list_tasks_at(int dfd, pid_t **ret, size_t *n);
 
 /* The children of every thread of the process (/proc/PID/task/TID/children). */
 int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n);
@@ -105,37 +117,22 @@ struct procfs_fd {
 	bool readable, writable;   /* the fd's access mode */
 };
 
-/* The process's pipe and socket fds (others are left out). A pipe's access
+/* The pipe and socket fds (others are left out) of the process whose
+ * /proc/PID/fd is open at dfd, listed afresh from its start. A pipe's access
  * mode comes from the link's own permission bits, which the kernel sets from
  * the fd's mode, saving a read of fdinfo per fd. Sockets always read as both.
  * -EACCES when its fds are not ours to read (another user's process without
  * CAP_SYS_PTRACE, or one a security module guards), at the first of them. */
-int procfs_list_fds(const char *root, pid_t pid, struct procfs_fd **ret, size_t *n);
+int procfs_list_fds_at(int dfd, struct procfs_fd **ret, size_t *n);
 
 struct procfs_io {
 	uint64_t rchar, wchar;     /* bytes through read(2)/write(2) and kin: pipes, not send/recv */
 	uint64_t syscr, syscw;
 };
 
-/* /proc/PID/io (needs ptrace-read access to the process) */
-int procfs_read_io(const char *root, pid_t pid, struct procfs_io *ret);
-
-/* Reading the same files again and again: the sampler reads an active
- * process's files every sample. An fd kept open and read afresh with
- * pread() (or listed afresh, for a directory) costs a third of opening,
- * reading and closing each time. It stays bound to that very process: once
- * it exits, reads fail with -ESRCH, even if its pid is reused. */
-/* Opens /proc/PID/NAME, or /proc/PID/task/TID/NAME when tid > 0: a file or
- * a directory. -ESRCH when the process or thread is gone. */
-int procfs_open(const char *root, pid_t pid, pid_t tid, const char *name);
-int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret);
-int procfs_pread_schedstat(int fd, struct procfs_schedstat *ret);
-int procfs_pread_switches(int fd, struct procfs_switches *ret);
+/* Through an open /proc/PID/io (opening it needs ptrace-read access to the
+ * process). */
 int procfs_pread_io(int fd, struct procfs_io *ret);
-/* Of an open /proc/PID/task and /proc/PID/fd: see procfs_list_tasks() and
- * procfs_list_fds(). */
-int procfs_list_tasks_at(int dfd, pid_t **ret, size_t *n);
-int procfs_list_fds_at(int dfd, struct procfs_fd **ret, size_t *n);
 
 /* The pure parsers behind the readers, for tests and fuzzing. */
 /* The text of an io file: 0, or -EINVAL unless all four counters are there. */

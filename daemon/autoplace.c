@@ -586,7 +586,7 @@ static bool take_turn(struct autoplace *a, const struct topology *t, struct auto
 		if (r == -EXFULL || r == -EPERM) {
 			release(a, g, ruled, userdata);
 			g->state = r == -EXFULL ? AUTOPLACE_NO_ROOM : AUTOPLACE_BY_HAND;
-			g->backoff = AUTOPLACE_BACKOFF;
+			g->backoff = r == -EPERM ? AUTOPLACE_BACKOFF : 0;   /* no room is looked at each sample */
 			return false;
 		}
 		if (r != -ENOSPC)

@@ -209,11 +209,13 @@ long sampler_result_index(const struct sampler_result *res, pid_t pid) {
 	return lo < res->n_procs && res->procs[lo].pid == pid ? (long)lo : -1;
 }
 
+/* pids, and the records that begin with one (struct seen). */
 static int compare_pid(const void *a, const void *b) {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 
 	return (x > y) - (x < y);
 }
+_Static_assert(offsetof(struct seen, pid) == 0, "seen begins with its pid");
 
 static int compare_endpoint(const void *a, const void *b) {
 	const struct endpoint *x = a, *y = b;
@@ -271,8 +273,6 @@ struct scan {
 	size_t allocated_procs;
 	struct endpoint *eps;      /* the pipe and socket fds of the active processes */
 	size_t n_eps, allocated_eps;
-	size_t *seen_of;           /* by index into res->procs: its entry in seen */
-	size_t allocated_seen_of;
 };
 
 static uint64_t monotonic_usec(void) {
@@ -601,11 +601,6 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
 			p->last_cpu = st.processor;
 			r = read_active(s, sc, before, &now, &st, p, res->n_procs - 1, window_s);
-			size_t *seen_of = grow(sc->seen_of, &sc->allocated_seen_of, res->n_procs - 1, sizeof(*seen_of));
-			if (!seen_of)
-				r = -ENOMEM;
-			else
-				(sc->seen_of = seen_of)[res->n_procs - 1] = sc->n_seen;   /* where now goes */
 		}
 		struct seen *grown = r < 0 ? NULL : grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
 		if (!grown) {
@@ -1077,7 +1072,10 @@ static void switches_of_members(struct sampler *s, struct scan *sc, struct sampl
 			member[to] = true;
 	}
 	for (size_t i = 0; i < res->n_procs; i++) {
-		struct seen *seen = &sc->seen[sc->seen_of[i]];
+		/* Both lists are sorted by pid, and every active process has its entry. */
+		struct seen *seen = bsearch(&res->procs[i].pid, sc->seen, sc->n_seen, sizeof(*sc->seen), compare_pid);
+		if (!seen)
+			continue;
 		if (member && member[i]) {
 			read_switches(s, seen, &res->procs[i]);
 			continue;
@@ -1113,7 +1111,6 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 	if (r >= 0)
 		switches_of_members(s, &sc, res);
 	free(sc.eps);
-	free(sc.seen_of);
 	if (r < 0) {
 		close_seen(s, sc.seen, sc.n_seen);
 		free(sc.seen);

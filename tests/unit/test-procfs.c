@@ -180,13 +180,27 @@ static void switches_from_status(void) {
 	CHECK_INT(procfs_parse_switches("voluntary_ctxt_switches:\tx\nnonvoluntary_ctxt_switches:\t7\n", &sw), -EINVAL);
 	CHECK_INT(procfs_parse_switches("", &sw), -EINVAL);
 
-	/* Each sleep of this very thread is one voluntary switch more. */
-	CHECK_INT(procfs_read_task_switches("", getpid(), gettid(), &sw), 0);
+	/* Each sleep of this very thread is one voluntary switch more, and
+	 * the fd kept open reads it afresh. */
+	int fd = procfs_open("", getpid(), gettid(), "status");
+	CHECK(fd >= 0);
+	CHECK_INT(procfs_pread_switches(fd, &sw), 0);
 	for (int i = 0; i < 5; i++)
 		usleep(1000);
-	CHECK_INT(procfs_read_task_switches("", getpid(), gettid(), &later), 0);
+	CHECK_INT(procfs_pread_switches(fd, &later), 0);
 	CHECK(later.voluntary >= sw.voluntary + 5);
-	CHECK_INT(procfs_read_task_switches("", getpid(), 999999, &sw), -ESRCH);
+	close(fd);
+	CHECK_INT(procfs_open("", getpid(), 999999, "status"), -ESRCH);
+}
+
+static int read_schedstat(pid_t tid, struct procfs_schedstat *ss) {
+	int fd = procfs_open("", getpid(), tid, "schedstat"), r;
+
+	if (fd < 0)
+		return fd;
+	r = procfs_pread_schedstat(fd, ss);
+	close(fd);
+	return r;
 }
 
 /* A thread's own schedstat counts its own time, not the process's. */
@@ -202,11 +216,11 @@ static void a_threads_own_cpu_time(void) {
 	CHECK(spun);
 	tid = other_thread();
 	CHECK(tid > 0);
-	CHECK_INT(procfs_read_task_schedstat("", getpid(), tid, &thread_ss), 0);
-	CHECK_INT(procfs_read_task_schedstat("", getpid(), getpid(), &main_ss), 0);
+	CHECK_INT(read_schedstat(tid, &thread_ss), 0);
+	CHECK_INT(read_schedstat(getpid(), &main_ss), 0);
 	CHECK(thread_ss.run_ns >= 60 * 1000000ULL);
 	CHECK(main_ss.run_ns < thread_ss.run_ns);
-	CHECK_INT(procfs_read_task_schedstat("", getpid(), 999999, &thread_ss), -ESRCH);
+	CHECK_INT(read_schedstat(999999, &thread_ss), -ESRCH);
 }
 
 /* A child that opens a pipe when told to (a byte on cmd), then waits. */
@@ -296,9 +310,11 @@ static void another_users_fds_are_refused(void) {
 	if (child == 0) {
 		struct procfs_fd *fds;
 		size_t n;
+		int dir;
 		if (setgid(65534) < 0 || setuid(65534) < 0)
 			_exit(2);
-		_exit(procfs_list_fds("", parent, &fds, &n) == -EACCES ? 0 : 1);
+		dir = procfs_open("", parent, 0, "fd");
+		_exit((dir < 0 ? dir : procfs_list_fds_at(dir, &fds, &n)) == -EACCES ? 0 : 1);
 	}
 	CHECK(waitpid(child, &status, 0) == child);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
