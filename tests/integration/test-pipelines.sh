@@ -7,17 +7,22 @@
 # Pipe throughput on a guest swings between windows of a second, and drifts
 # over a minute, by more than the 10 % allowed. So the throughput under ccxd
 # and by hand is measured in turns, round by round: ccxd's pipeline is
-# stopped (SIGSTOP) while a pipeline pinned by hand from its start, which
-# ccxd leaves alone, runs its window. The comparison is of the medians; a
-# placement ccxd kept that is the best one by hand passes as such, since
-# windows of one placement differ here by up to 25 %.
+# stopped (SIGSTOP) while a pipeline placed by hand, which ccxd leaves
+# alone, runs its window. The comparison is of the medians.
+#
+# Linux's own placement is measured by hand too, with a pipeline that a
+# rule keeps ccxd's hands off: it swings between apart and together, and
+# more so for a pipeline just woken from SIGSTOP, which is where ccxd's
+# pipeline is when ccxd reverted to it. So the placement ccxd chose passes
+# when ccxd's pipeline, or that placement by hand, runs at 90 % or more of
+# the best.
 # Stopped for less than three of ccxd's samples, ccxd's group stays as it
 # was (it is released after five quiet ones).
 . "$(dirname "$0")/lib.sh"
 
 command -v pv >/dev/null || { echo "# needs pv (tools/install-deps)"; exit 77; }
 
-ROUNDS=6
+ROUNDS=9
 WINDOW=2
 
 # rate PID: MiB/s the process wrote over WINDOW
@@ -64,41 +69,47 @@ slowly() {
 how() { group_json "$1" | jq -r '"group \(.id): \(.state) \(.seating // "-")"'; }
 
 # measure: whether ccxd's pipeline ($AP $AC, as $chosen) ran at 90 % or
-# more of the best hand placement, medians of ROUNDS windows for ccxd and
-# half as many for each hand placement. The hand placements take every
-# other round, so that ccxd's pipeline is never stopped for more than one
-# window.
+# more of the best hand placement, medians of ROUNDS windows for ccxd and a
+# third as many for each hand placement: apart, together, and Linux's own
+# ($alone_producer | $alone_consumer, which a rule hides from ccxd). A hand
+# placement takes every round, so ccxd's pipeline is never stopped for
+# more than one window.
 measure() {
-	auto= apart= together=
+	auto= apart= together= alone=
 	for round in $(seq "$ROUNDS"); do
 		auto="$auto $(rate "$AP")"
 		kill -STOP "$AP" "$AC"
-		if [ $((round % 2)) -eq 1 ]; then
-			start "$producer" "$consumer" 0 1
-			sleep 0.3
-			apart="$apart $(rate "$P")"
-		else
-			start "$producer" "$consumer" 0 0
-			sleep 0.3
-			together="$together $(rate "$P")"
-		fi
+		case $((round % 3)) in
+		1) start "$producer" "$consumer" 0 1 ;;
+		2) start "$producer" "$consumer" 0 0 ;;
+		0) start "$alone_producer" "$alone_consumer" ;;
+		esac
+		sleep 0.3
+		case $((round % 3)) in
+		1) apart="$apart $(rate "$P")" ;;
+		2) together="$together $(rate "$P")" ;;
+		0) alone="$alone $(rate "$P")" ;;
+		esac
 		stop "$P" "$C"
 		kill -CONT "$AP" "$AC"
 		sleep 0.3
 	done
-	a=$(median $auto) s=$(median $apart) t=$(median $together)
-	best=$s best_seating=one-per-core
-	[ "$t" -gt "$best" ] && best=$t best_seating=shared-cpu
-	echo "# $pipeline: ccxd ($chosen):$auto MiB/s; by hand apart:$apart, together:$together"
-	echo "# medians: ccxd $a, apart $s, together $t: $(echo "$a $best" | awk '{printf "%.2f", $1 / $2}') of the best"
-	# Kept in the very placement that is best by hand (on two CPUs,
-	# one-per-core is apart and shared-cpu together), ccxd runs as fast
-	# as that by construction, and the figures differ by the noise alone.
-	case $chosen in *"kept $best_seating") return 0 ;; esac
-	[ $((a * 10)) -ge $((best * 9)) ]
+	a=$(median $auto) s=$(median $apart) t=$(median $together) l=$(median $alone)
+	best=$s
+	[ "$t" -gt "$best" ] && best=$t
+	# The placement ccxd chose, as measured by hand.
+	case $chosen in
+	*"kept one-per-core") by_hand=$s ;;
+	*"kept shared-cpu") by_hand=$t ;;
+	*reverted*) by_hand=$l ;;
+	*) by_hand=0 ;;
+	esac
+	echo "# $pipeline: ccxd ($chosen):$auto MiB/s; by hand apart:$apart, together:$together, left to Linux:$alone"
+	echo "# medians: ccxd $a, apart $s, together $t, left to Linux $l: ccxd at" \
+	     "$(echo "$a $by_hand $best" | awk '{printf "%.2f, its placement by hand at %.2f", $1 / $3, $2 / $3}') of the best"
+	[ $((a * 10)) -ge $((best * 9)) ] || [ $((by_hand * 10)) -ge $((best * 9)) ]
 }
-# A placement worse by 10 % or more fails both; the second is there for
-# windows that the machine disturbed.
+# The second is there for windows that the machine disturbed.
 measure_twice() { measure || measure; }
 
 write_conf <<CONF
@@ -108,19 +119,65 @@ mode = enforce
 topology = system
 interval = 2s
 window = 3
+
+[program:left-alone-yes]
+exe = */yes
+cmdline = yes left-alone
+policy = ignore
+
+[program:left-alone-pv]
+exe = */pv
+cmdline = pv -q -N left-alone
+policy = ignore
+
+[program:left-alone-cat]
+exe = */cat
+cmdline = cat -- /dev/urandom
+policy = ignore
+
+[program:left-alone-sha256sum]
+exe = */sha256sum
+cmdline = sha256sum -
+policy = ignore
 CONF
 start_ccxd
 
-for pipeline in "yes|pv -q" "cat /dev/urandom|sha256sum"; do
-	producer=${pipeline%%|*}
-	consumer=${pipeline#*|}
+# attempt: ccxd's experiment on a fresh pipeline, and what it decided
+# measured against the hands. An experiment sees the machine of its own
+# minute: a guest whose host took one CPU for a while may well make ccxd
+# keep a seating that is the best then and not later. A fresh pipeline is a
+# fresh experiment, so a failed attempt is made once more; a placement that
+# is not within 10 % of the best fails both.
+attempt() {
 	start "$producer" "$consumer"
 	AP=$P AC=$C
-	check "\`$pipeline\`: ccxd settles on a placement" slowly 90 settled "$AP"
+	if ! slowly 90 settled "$AP"; then
+		echo "# $pipeline: ccxd did not settle: $(how "$AP")"
+		stop "$AP" "$AC"
+		return 1
+	fi
 	chosen=$(how "$AP")
-	check "\`$pipeline\`: with ccxd at >= 90 % of its best hand placement" measure_twice
+	measure_twice
+	r=$?
 	now=$(how "$AP")
-	check "\`$pipeline\`: its placement held while measured" [ "$now" = "$chosen" ]
+	if [ "$now" != "$chosen" ]; then
+		echo "# $pipeline: its placement did not hold while measured: $chosen, then $now"
+		r=1
+	fi
 	stop "$AP" "$AC"
+	return $r
+}
+attempt_twice() { attempt || attempt; }
+
+# Each pipeline, and its twin for Linux's own placement, which the rules
+# above keep ccxd's hands off.
+for pipeline in "yes|pv -q|yes left-alone|pv -q -N left-alone" \
+		"cat /dev/urandom|sha256sum|cat -- /dev/urandom|sha256sum -"; do
+	IFS='|' read -r producer consumer alone_producer alone_consumer <<EOF
+$pipeline
+EOF
+	pipeline="$producer|$consumer"
+	check "\`$pipeline\`: ccxd settles, and runs it at >= 90 % of its best hand placement" \
+		attempt_twice
 done
 stop_ccxd
