@@ -221,6 +221,93 @@ static int move(struct autoplace *a, const struct topology *t, struct autoplace_
 	return 0;
 }
 
+/* Whether pid is one of the processes some group holds or is made of: its
+ * affinity is the groups' business. */
+static bool in_a_group(const struct autoplace *a, pid_t pid) {
+	for (size_t i = 0; i < a->n_groups; i++) {
+		const struct autoplace_group *g = &a->groups[i];
+		for (size_t k = 0; k < g->n_members; k++)
+			if (g->members[k].pid == pid)
+				return true;
+		for (size_t k = 0; k < g->group.n_pids; k++)
+			if (g->group.pids[k] == pid)
+				return true;
+	}
+	return false;
+}
+
+/* Gives pid mb's original if it still has the seat it inherited from mb.
+ * true when it had it, and so may have passed it on to its own children. */
+static bool give_back(struct autoplace *a, const struct autoplace_member *mb, pid_t pid) {
+	struct procfs_stat st;
+	cpu_set_t current;
+	int fd, r;
+
+	if (procfs_read_stat(a->root, pid, &st) < 0)
+		return false;
+	fd = actuator_open(a->root, pid, st.start_time);
+	if (fd < 0)
+		return false;
+	if (actuator_get(pid, &current) < 0 || !CPU_EQUAL(&current, &mb->cpus)) {
+		close(fd);
+		return false;
+	}
+	r = actuator_apply(a->root, pid, fd, &mb->original);
+	close(fd);
+	if (r < 0) {
+		if (r != -ESRCH)
+			log_warning_errno(r, "Failed to restore the affinity of process %d: %m", (int)pid);
+		return false;
+	}
+	log_debug("%s[%d] had inherited the seat of %s[%d]: its original is back", st.comm, (int)pid, mb->comm,
+		  (int)mb->pid);
+	return true;
+}
+
+/* A process that a member forked while seated inherited a seat chosen for
+ * the member, not for it. Unless it is in a group itself (then its seat is
+ * the group's to choose) or a rule's, it gets the member's original back,
+ * and so do its own children that inherited the same seat. Looked for each
+ * sample: a child that outlives its parent by less than that keeps it. */
+static void give_back_inherited(struct autoplace *a, const struct autoplace_member *mb,
+				bool (*ruled)(void *, pid_t), void *userdata) {
+	pid_t *queue = malloc(sizeof(*queue));
+	size_t n_queue = 0, allocated = 1;
+
+	if (!queue)
+		return;
+	queue[n_queue++] = mb->pid;
+	for (size_t i = 0; i < n_queue; i++) {
+		pid_t *kids;
+		size_t n_kids;
+
+		if (procfs_list_children(a->root, queue[i], &kids, &n_kids) < 0)
+			continue;
+		for (size_t k = 0; k < n_kids; k++) {
+			pid_t *grown;
+			if (in_a_group(a, kids[k]) || (ruled && ruled(userdata, kids[k])) || !give_back(a, mb, kids[k]))
+				continue;
+			if (n_queue == allocated && (grown = realloc(queue, 2 * allocated * sizeof(*queue)))) {
+				queue = grown;
+				allocated *= 2;
+			}
+			if (n_queue < allocated)
+				queue[n_queue++] = kids[k];
+		}
+		free(kids);
+	}
+	free(queue);
+}
+
+static void give_back_all_inherited(struct autoplace *a, bool (*ruled)(void *, pid_t), void *userdata) {
+	for (size_t i = 0; i < a->n_groups; i++)
+		for (size_t k = 0; k < a->groups[i].n_members; k++) {
+			const struct autoplace_member *mb = &a->groups[i].members[k];
+			if (!CPU_EQUAL(&mb->cpus, &mb->original))
+				give_back_inherited(a, mb, ruled, userdata);
+		}
+}
+
 /* ---- decisions --------------------------------------------------------- */
 
 static int compare_pid(const void *x, const void *y) {
@@ -400,6 +487,16 @@ static void other_load(const struct autoplace *a, const struct topology *t, cons
 			load[c] = 0;   /* clock ticks are coarse */
 }
 
+/* The CPUs of ccx that the other seated groups hold. */
+static void taken_on(const struct autoplace *a, const struct autoplace_group *g, int ccx, cpu_set_t *taken) {
+	CPU_ZERO(taken);
+	for (size_t i = 0; ccx >= 0 && i < a->n_groups; i++) {
+		const struct autoplace_group *o = &a->groups[i];
+		if (o != g && o->ccx == ccx && holds_ccx(o))
+			CPU_OR(taken, taken, &o->cpus);
+	}
+}
+
 /* The CCX for g, with room counted after every other group that sits
  * somewhere, and balanced against other programs' load; and the CPUs those
  * groups hold there, which g's seating avoids. */
@@ -420,12 +517,7 @@ static int choose_ccx(const struct autoplace *a, const struct topology *t, const
 	}
 	free(busy);
 	free(load);
-	CPU_ZERO(taken);
-	for (size_t i = 0; ccx >= 0 && i < a->n_groups; i++) {
-		const struct autoplace_group *o = &a->groups[i];
-		if (o != g && o->ccx == ccx && holds_ccx(o))
-			CPU_OR(taken, taken, &o->cpus);
-	}
+	taken_on(a, g, ccx, taken);
 	return ccx;
 }
 
@@ -452,11 +544,21 @@ static int seat(struct autoplace *a, const struct topology *t, struct autoplace_
 		free(threads);
 		return -ENOMEM;
 	}
-	g->ccx = choose_ccx(a, t, g, &taken);
-	if (g->ccx < 0)
-		r = -EXFULL;
-	else
+	/* Every seating of an experiment goes to the CCX its first went to, so
+	 * that the CCX is not measured along with the seating; unless another
+	 * group took the CPUs it needs there meanwhile. */
+	r = -ENOSPC;
+	if (g->ccx >= 0 && (unsigned)g->ccx < t->n_ccx) {
+		taken_on(a, g, g->ccx, &taken);
 		r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, threads, &taken, cpus);
+	}
+	if (r == -ENOSPC) {
+		g->ccx = choose_ccx(a, t, g, &taken);
+		if (g->ccx < 0)
+			r = -EXFULL;
+		else
+			r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, threads, &taken, cpus);
+	}
 	if (r >= 0)
 		r = move(a, t, g, cpus);
 	free(cpus);
@@ -615,6 +717,7 @@ static void start_experiment(struct autoplace *a, const struct topology *t, stru
 	for (size_t i = 0; i < g->n_order; i++)
 		g->trials[i] = (struct autoplace_trial){ .seating = g->order[i] };
 	g->n_before = 0;   /* measured again, in turns with the seatings */
+	g->ccx = -1;       /* chosen afresh for this experiment's first seating */
 	g->state = AUTOPLACE_VALIDATING;
 	if (take_turn(a, t, g, ruled, userdata) && g->n_order == 0)
 		conclude(a, t, g, o, ruled, userdata);   /* none can be seated here */
@@ -863,6 +966,7 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 	a->sample = sample;
 	r = merge_groups(a, fresh, n);
 	free(fresh);
+	give_back_all_inherited(a, ruled, userdata);
 	drop_ended(a, ruled, userdata);
 
 	for (size_t i = 0; i < a->n_groups; i++) {

@@ -127,3 +127,73 @@ for kind in "pingpong 0 60" "pipe 0 60 500"; do
 	stop_pipeline
 	stop_ccxd
 done
+
+mask_of() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status"; }
+
+# 4. A child that a seated member forks inherits the member's seat, which
+#    was chosen for the member: it gets the member's original back. It is
+#    forked during a turn of the experiment; it is no member, so the end of
+#    the experiment would not give it back its original.
+write_conf <<CONF
+[daemon]
+socket = $SOCK
+interval = 1s
+window = 3
+seatings = shared-cpu
+CONF
+start_ccxd
+talk pingpong 0 60
+# fork_seated: K, a child of P forked while P sat on one CPU.
+fork_seated() {
+	for try in 1 2 3; do
+		wait_for 10 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$P/status)\" != 0-1 ]" || return 1
+		kill -USR1 "$P"
+		wait_for 2 sh -c "pgrep -P $P | grep -vx $C" >/dev/null
+		K=$(pgrep -P "$P" | grep -vx "$C")
+		CHILDREN="$CHILDREN $K"
+		inherited=$(mask_of "$K")
+		[ "$inherited" != 0-1 ] && return 0
+		kill "$K"   # the turn ended just before the fork
+	done
+	return 1
+}
+check "a member seated on one CPU forks a child, which inherits the seat" fork_seated
+echo "# its child $K forked with CPUs $inherited"
+check "the child gets the member's original back" \
+	wait_for 3 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$K/status)\" = 0-1 ]"
+kill "$K"
+stop_pipeline
+stop_ccxd
+
+# 5. All the seatings of one experiment go to one CCX, though the load that
+#    chose it moves: two one-CPU CCXs, CPU 0 busy when the first seating is
+#    chosen, CPU 1 busy from then on.
+write_conf <<CONF
+[daemon]
+socket = $SOCK
+interval = 500ms
+window = 3
+seatings = shared-cpu
+topology = synthetic:pack:1 l3:2 core:1 pu:1
+CONF
+start_ccxd
+taskset -c 0 sh -c 'while :; do :; done' &
+HOG=$!
+CHILDREN="$CHILDREN $HOG"
+sleep 1
+talk pingpong 0 60
+wait_for 10 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$P/status)\" != 0-1 ]"
+first=$(mask_of "$P")
+taskset -pc 1 "$HOG" >/dev/null
+seats=$first
+until settled "$P" || ! kill -0 "$P" 2>/dev/null; do
+	m=$(mask_of "$P")
+	case " $seats " in *" $m "*) ;; *) seats="$seats $m" ;; esac
+	sleep 0.1
+done
+seats=$(echo "$seats" | tr ' ' '\n' | grep -vx '0-1' | sort -u | tr '\n' ' ')
+echo "# first seat on CPU $first with CPU 0 busy; seats in the experiment: $seats($(group_state "$P"))"
+check "an experiment's seatings all go to the CCX its first went to" [ "$seats" = "$first " ]
+kill "$HOG"
+stop_pipeline
+stop_ccxd

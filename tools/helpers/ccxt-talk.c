@@ -5,7 +5,9 @@
  * busy processes, which one shared CPU slows down by half. pingpong sends
  * 4 KiB back and forth through two pipes, as fast as it can: a pair bound by
  * wake-up latency, which one shared CPU speeds up. Prints "WRITER_PID
- * READER_PID" and runs for SECONDS. For tests of what ccxd finds and does. */
+ * READER_PID" and runs for SECONDS. On SIGUSR1 the writer forks a child
+ * that holds none of the pair's fds and waits to be killed. For tests of
+ * what ccxd finds and does. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -18,6 +20,26 @@
 #include <unistd.h>
 
 #define CHUNK 65536
+
+static volatile sig_atomic_t fork_asked;
+
+static void ask_fork(int sig) {
+	(void)sig;
+	fork_asked = 1;
+}
+
+/* A child asked for with SIGUSR1: it talks to nobody. */
+static void fork_if_asked(void) {
+	if (!fork_asked)
+		return;
+	fork_asked = 0;
+	if (fork() == 0) {
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		for (;;)
+			pause();
+	}
+}
 
 static double now_s(void) {
 	struct timespec ts;
@@ -90,9 +112,11 @@ static int pingpong(double seconds) {
 	printf("%d %d\n", (int)getpid(), (int)peer);
 	fflush(stdout);
 	start = now_s();
-	while (now_s() - start < seconds)
+	while (now_s() - start < seconds) {
+		fork_if_asked();
 		if (write(there[1], buf, sizeof(buf)) < 0 || read(back[0], buf, sizeof(buf)) <= 0)
 			break;
+	}
 	close(there[1]);
 	waitpid(peer, NULL, 0);
 	return 0;
@@ -105,6 +129,7 @@ int main(int argc, char **argv) {
 	pid_t reader;
 	int fds[2];
 
+	signal(SIGUSR1, ask_fork);
 	if (argc >= 4 && strcmp(argv[1], "pingpong") == 0)
 		return pingpong(atof(argv[3]));
 	if ((argc != 4 && argc != 5) || connect_pair(argv[1], fds) < 0) {
@@ -138,6 +163,7 @@ int main(int argc, char **argv) {
 		if (ahead > 0)
 			usleep((useconds_t)(ahead * 1e6));
 		burn(burn_us);
+		fork_if_asked();
 		if (write(fds[0], buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 			break;
 		sent += sizeof(buf);
