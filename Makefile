@@ -20,7 +20,7 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 VERSION    := 0.1.0
-PKGS       := libsystemd libnl-3.0 hwloc inih json-c
+PKGS       := libsystemd libnl-3.0 hwloc inih json-c libbpf
 
 # Install whatever is missing before anything is compiled (not for clean/uninstall).
 ifeq ($(filter clean distclean uninstall,$(MAKECMDGOALS)),)
@@ -38,6 +38,7 @@ WARNINGS   := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
               -Wformat=2 -Wno-format-nonliteral -Wvla
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -DCCXD_VERSION='"$(VERSION)"' \
+              -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' \
               -Icommon -Idaemon $(shell pkg-config --cflags $(PKGS))
 LDLIBS     += $(shell pkg-config --libs $(PKGS)) -lpthread
 LDFLAGS    += -Wl,--as-needed
@@ -94,6 +95,14 @@ tools/helpers/ccxt-exec: tools/helpers/ccxt-exec.o common/cpulist.o
 tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The BPF iterators of the sampler (daemon/taskiter.c), compiled for the BPF
+# target and built into ccxd. -g gives the BTF that CO-RE relocates with.
+TASKITER_OBJECT := daemon/bpf/taskiter.bpf.o
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -I/usr/include/$(shell $(CC) -print-multiarch)
+$(TASKITER_OBJECT): daemon/bpf/taskiter.bpf.c daemon/taskiter-records.h Makefile
+	clang $(BPF_CFLAGS) -c -o $@ $<
+daemon/taskiter.o: $(TASKITER_OBJECT)
+
 # Every object depends on every header: the project is small enough that this
 # costs nothing and it can never build against a stale header.
 HEADERS    := $(wildcard common/*.h daemon/*.h tools/*.h tests/unit/*.h)
@@ -116,7 +125,7 @@ FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -std=gnu11 $(WARNINGS) -D_GNU_SOURCE \
-                -DCCXD_VERSION='"$(VERSION)"' -Icommon -Idaemon $(shell pkg-config --cflags $(PKGS)) \
+                -DCCXD_VERSION='"$(VERSION)"' -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -Icommon -Idaemon $(shell pkg-config --cflags $(PKGS)) \
                 -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
                 -Wno-gnu-variable-sized-type-not-at-end  # the proc connector message layout, as the kernel defines it
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz-*.c)
@@ -125,6 +134,7 @@ FUZZ_COMMON  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(COMMON_SRC))
 FUZZ_DAEMON  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(DAEMON_SRC))
 FUZZ_SECONDS ?= 60
 
+$(FUZZ_DIR)/daemon/taskiter.o: $(TASKITER_OBJECT)
 $(FUZZ_DIR)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
@@ -195,7 +205,7 @@ check-systemd: all
 	@sh tests/integration/test-systemd-nspawn.sh
 
 clean:
-	rm -f $(BUILT) .build-flags
+	rm -f $(BUILT) $(TASKITER_OBJECT) .build-flags
 	rm -rf $(FUZZ_DIR)
 
 .PHONY: all run check check-systemd install uninstall clean fuzz fuzz-build FORCE

@@ -68,5 +68,6 @@ ssize_t log_journal_format(char *buf, size_t size, int level, const char *ident,
 #define log_error(...)   ((void)log_internal(LOG_ERR, 0, __VA_ARGS__))
 
 #define log_debug_errno(r, ...)   log_internal(LOG_DEBUG, (r), __VA_ARGS__)
+#define log_info_errno(r, ...)    log_internal(LOG_INFO, (r), __VA_ARGS__)
 #define log_warning_errno(r, ...) log_internal(LOG_WARNING, (r), __VA_ARGS__)
 #define log_error_errno(r, ...)   log_internal(LOG_ERR, (r), __VA_ARGS__)

@@ -1006,7 +1006,10 @@ const struct sampler_result *autoplace_sample(const struct autoplace *a) {
 }
 
 struct autoplace_stats autoplace_stats(const struct autoplace *a) {
-	return a->stats;
+	struct autoplace_stats st = a->stats;
+
+	st.source = sampler_source(a->sampler);
+	return st;
 }
 
 /* ---- probe figures --------------------------------------------------------- */

@@ -111,6 +111,7 @@ struct autoplace_stats {
 	size_t last_scanned;       /* processes looked at */
 	size_t last_active;        /* of which used CPU */
 	uint64_t moves, kept, reverted;
+	const char *source;        /* where active processes are read from: "bpf" or "proc" */
 };
 
 struct autoplace_options {

@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "sockdiag.h"
+#include "taskiter.h"
 
 /* A thread of an active process at the previous sample. */
 struct thread_seen {
@@ -31,6 +32,7 @@ struct seen {
 	bool active;               /* used CPU in that window */
 	int stat_fd;               /* its /proc/PID/stat, kept open for every process; -1 if none */
 	int io_fd, fd_dir, task_dir;   /* kept open while it is active; -1 if not */
+	int threads_link, files_link;  /* its BPF iterators (taskiter), kept the same way */
 	uint64_t fds_retry_cycle;  /* its fds were not ours to read: the sample to try again */
 	bool have_io;
 	struct procfs_io io;       /* read at io_usec, which may be several samples ago */
@@ -38,6 +40,9 @@ struct seen {
 	bool have_switches;
 	struct procfs_switches switches; /* of all its threads, read at switches_usec */
 	uint64_t switches_usec;
+	bool have_fresh_switches;  /* read along with its threads this sample, at fresh_usec */
+	struct procfs_switches fresh_switches;
+	uint64_t fresh_usec;
 	struct thread_seen *threads; /* read at that sample, by tid; NULL when it was not active */
 	size_t n_threads;
 };
@@ -80,7 +85,8 @@ struct sampler {
 	struct procfs_cpu_time *cpu_times;   /* /proc/stat at the previous sample */
 	size_t n_cpu_times;
 	struct sockdiag *diag;     /* NULL: sockets are not sampled */
-	size_t n_kept, max_kept;   /* /proc fds kept open, and how many may be */
+	struct taskiter *bpf;      /* NULL: everything is read from /proc */
+	size_t n_kept, max_kept;   /* /proc fds and iterator links kept open, and how many may be */
 };
 
 /* Per active process while a sample is built: how its bytes are shared out. */
@@ -118,8 +124,26 @@ int sampler_new(const char *root, struct sampler **ret) {
 		log_warning_errno(r, "No socket diagnostics (%m): only pipes will be sampled");
 		s->diag = NULL;
 	}
+	/* The iterators see this machine's processes: not those of another
+	 * root's /proc. */
+	if (!*root) {
+		r = taskiter_new(&s->bpf);
+		if (r < 0) {
+			log_info_errno(r, "No BPF task iterators (%m): active processes are read from /proc");
+			s->bpf = NULL;
+		}
+	}
 	*ret = s;
 	return 0;
+}
+
+void sampler_read_proc(struct sampler *s) {
+	taskiter_free(s->bpf);
+	s->bpf = NULL;
+}
+
+const char *sampler_source(const struct sampler *s) {
+	return s->bpf ? "bpf" : "proc";
 }
 
 /* ---- /proc files kept open ------------------------------------------- */
@@ -132,6 +156,16 @@ int sampler_new(const char *root, struct sampler **ret) {
 static int keep(struct sampler *s, int *fd, pid_t pid, pid_t tid, const char *name) {
 	if (*fd < 0) {
 		*fd = procfs_open(s->root, pid, tid, name);
+		if (*fd >= 0)
+			s->n_kept++;
+	}
+	return *fd;
+}
+
+/* keep() for an iterator link of pid's threads or files. */
+static int keep_link(struct sampler *s, int *fd, pid_t pid, enum taskiter_kind kind) {
+	if (*fd < 0) {
+		*fd = taskiter_open(s->bpf, pid, kind);
 		if (*fd >= 0)
 			s->n_kept++;
 	}
@@ -167,6 +201,8 @@ static void close_seen(struct sampler *s, struct seen *seen, size_t n) {
 		let_go(s, &seen[i].io_fd);
 		let_go(s, &seen[i].fd_dir);
 		let_go(s, &seen[i].task_dir);
+		let_go(s, &seen[i].threads_link);
+		let_go(s, &seen[i].files_link);
 		let_go_threads(s, &seen[i]);
 		free(seen[i].threads);
 	}
@@ -177,6 +213,7 @@ void sampler_free(struct sampler *s) {
 		return;
 	sockdiag_free(s->diag);
 	close_seen(s, s->seen, s->n_seen);
+	taskiter_free(s->bpf);
 	free(s->seen);
 	free(s->tcp);
 	free(s->unix_socks);
@@ -307,6 +344,13 @@ static int compare_thread(const void *a, const void *b) {
  * CPU time comes in 10 ms ticks. The first time its threads are read is
  * their baseline: 0, not measured. Each thread's fds move from before's
  * entry to now's; a single thread is recorded only, for read_switches(). */
+static bool thread_busy(const struct thread_seen *hit, const struct thread_seen *t, double window_s) {
+	/* All of its time when it was born since. */
+	uint64_t wanted = hit && hit->have_ns && t->ns >= hit->ns ? t->ns - hit->ns : t->ns;
+
+	return (double)wanted / 1e9 / window_s >= SAMPLER_BUSY_THREAD;
+}
+
 static unsigned read_threads(struct sampler *s, struct seen *before, struct seen *now, const pid_t *tids, size_t n,
 			     double window_s) {
 	bool baseline = before && before->threads;
@@ -337,9 +381,7 @@ static unsigned read_threads(struct sampler *s, struct seen *before, struct seen
 			continue;   /* ended meanwhile, or a kernel without schedstat */
 		t->have_ns = true;
 		t->ns = ss.run_ns + ss.wait_ns;
-		/* All of its time when it was born since. */
-		uint64_t wanted = hit && hit->have_ns && t->ns >= hit->ns ? t->ns - hit->ns : t->ns;
-		if ((double)wanted / 1e9 / window_s >= SAMPLER_BUSY_THREAD)
+		if (thread_busy(hit, t, window_s))
 			busy++;
 	}
 	if (now->n_threads > 1)
@@ -352,9 +394,25 @@ static unsigned read_threads(struct sampler *s, struct seen *before, struct seen
  * which may be several samples ago; now's counters become the next
  * baseline. A thread that ended takes its counts with it: a sum that fell
  * gives no figure. */
+static void switch_rates(struct seen *now, struct sampler_process *p, const struct procfs_switches *sw,
+			 uint64_t read_usec) {
+	if (now->have_switches && read_usec > now->switches_usec && sw->voluntary >= now->switches.voluntary &&
+	    sw->involuntary >= now->switches.involuntary) {
+		double span = (double)(read_usec - now->switches_usec) / 1e6;
+		uint64_t vol = sw->voluntary - now->switches.voluntary;
+		uint64_t invol = sw->involuntary - now->switches.involuntary;
+		p->wakeups_per_s = (double)vol / span;
+		p->switches_per_s = (double)(vol + invol) / span;
+	}
+	now->have_switches = true;
+	now->switches = *sw;
+	now->switches_usec = read_usec;
+}
+
+/* Those counts through each thread's status: the dearest file of /proc,
+ * every mask of the task printed into it. */
 static void read_switches(struct sampler *s, struct seen *now, struct sampler_process *p) {
 	struct procfs_switches sw = { 0 };
-	uint64_t read_usec;
 
 	for (size_t t = 0; t < now->n_threads; t++) {
 		struct thread_seen *th = &now->threads[t];
@@ -369,42 +427,50 @@ static void read_switches(struct sampler *s, struct seen *now, struct sampler_pr
 		sw.voluntary += one.voluntary;
 		sw.involuntary += one.involuntary;
 	}
-	read_usec = monotonic_usec();
-	if (now->have_switches && read_usec > now->switches_usec && sw.voluntary >= now->switches.voluntary &&
-	    sw.involuntary >= now->switches.involuntary) {
-		double span = (double)(read_usec - now->switches_usec) / 1e6;
-		uint64_t vol = sw.voluntary - now->switches.voluntary, invol = sw.involuntary - now->switches.involuntary;
-		p->wakeups_per_s = (double)vol / span;
-		p->switches_per_s = (double)(vol + invol) / span;
-	}
-	now->have_switches = true;
-	now->switches = sw;
-	now->switches_usec = read_usec;
+	switch_rates(now, p, &sw, monotonic_usec());
 }
 
-/* Bytes through read(2) and write(2) per second since they were last read. */
-static void io_rates(struct sampler *s, struct seen *now, struct sampler_process *p) {
+/* Bytes through read(2) and write(2) per second since they were last read,
+ * from io read at read_usec: the clock at that very read, since a rate over
+ * the time the timer meant to pass would be off by however late this cycle
+ * ran, which depends on how busy the CPUs are, and so on the very placement
+ * being measured. */
+static void io_rates(struct seen *now, struct sampler_process *p, const struct procfs_io *io, uint64_t read_usec) {
+	if (now->have_io && read_usec > now->io_usec) {
+		double span = (double)(read_usec - now->io_usec) / 1e6;
+		p->read_bps = (double)(io->rchar - now->io.rchar) / span;
+		p->write_bps = (double)(io->wchar - now->io.wchar) / span;
+	}
+	now->have_io = true;
+	now->io = *io;
+	now->io_usec = read_usec;
+}
+
+static void read_io(struct sampler *s, struct seen *now, struct sampler_process *p) {
 	struct procfs_io io;
 	int r = keep(s, &now->io_fd, now->pid, 0, "io");
 
 	if (r >= 0)
 		r = procfs_pread_io(r, &io);
 	settle(s, &now->io_fd, r);
-	if (r < 0)
-		return;
-	/* The clock at this very read: a rate over the time the timer meant
-	 * to pass would be off by however late this cycle ran, which depends
-	 * on how busy the CPUs are, and so on the very placement being
-	 * measured. */
-	uint64_t read_usec = monotonic_usec();
-	if (now->have_io && read_usec > now->io_usec) {
-		double span = (double)(read_usec - now->io_usec) / 1e6;
-		p->read_bps = (double)(io.rchar - now->io.rchar) / span;
-		p->write_bps = (double)(io.wchar - now->io.wchar) / span;
+	if (r >= 0)
+		io_rates(now, p, &io, monotonic_usec());
+}
+
+/* fds, of the active process procs[proc], into sc->eps; frees fds. */
+static int add_endpoints(struct scan *sc, struct procfs_fd *fds, size_t n_fds, size_t proc) {
+	for (size_t f = 0; f < n_fds; f++) {
+		struct endpoint *grown = grow(sc->eps, &sc->allocated_eps, sc->n_eps, sizeof(*grown));
+		if (!grown) {
+			free(fds);
+			return -ENOMEM;
+		}
+		sc->eps = grown;
+		sc->eps[sc->n_eps++] = (struct endpoint){ .kind = fds[f].kind, .inode = fds[f].inode, .proc = proc,
+							  .readable = fds[f].readable, .writable = fds[f].writable };
 	}
-	now->have_io = true;
-	now->io = io;
-	now->io_usec = read_usec;
+	free(fds);
+	return 0;
 }
 
 /* The pipe and socket fds of an active process (procs[proc]), into
@@ -427,18 +493,70 @@ static int read_fds(struct sampler *s, struct scan *sc, struct seen *now, size_t
 		return r;
 	if (r < 0)
 		return 0;   /* gone, or not ours to read */
-	for (size_t f = 0; f < n_fds; f++) {
-		struct endpoint *grown = grow(sc->eps, &sc->allocated_eps, sc->n_eps, sizeof(*grown));
-		if (!grown) {
-			free(fds);
-			return -ENOMEM;
-		}
-		sc->eps = grown;
-		sc->eps[sc->n_eps++] = (struct endpoint){ .kind = fds[f].kind, .inode = fds[f].inode, .proc = proc,
-							  .readable = fds[f].readable, .writable = fds[f].writable };
+	return add_endpoints(sc, fds, n_fds, proc);
+}
+
+/* read_active() through the process's BPF iterators: its threads, their
+ * times, switches and I/O bytes in one read, its fds in another. The
+ * switches are kept for switches_of_members(). -EOPNOTSUPP when the
+ * iterators could not be read: then /proc is. */
+static int read_active_bpf(struct sampler *s, struct scan *sc, struct seen *before, struct seen *now,
+			   struct sampler_process *p, size_t proc, double window_s) {
+	bool baseline = before && before->threads;
+	struct taskiter_process tp;
+	struct procfs_fd *fds;
+	size_t n_fds;
+	unsigned busy = 0;
+	int r = keep_link(s, &now->threads_link, now->pid, TASKITER_THREADS);
+
+	if (r >= 0)
+		r = taskiter_read_threads(r, now->start_time, &tp);
+	settle(s, &now->threads_link, r);
+	if (r == -ESRCH)
+		return 0;   /* ended meanwhile */
+	if (r == -ENOMEM)
+		return r;
+	if (r == -EMFILE || r == -ENFILE)
+		return -EOPNOTSUPP;   /* /proc reads, one file at a time */
+	if (r < 0) {
+		log_warning_errno(r, "Reading process %d through BPF iterators failed (%m): reading /proc from now on",
+				  (int)now->pid);
+		sampler_read_proc(s);
+		return -EOPNOTSUPP;
 	}
-	free(fds);
-	return 0;
+	uint64_t read_usec = monotonic_usec();
+
+	now->threads = calloc(tp.n_threads, sizeof(*now->threads));
+	if (!now->threads) {
+		free(tp.threads);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < tp.n_threads; i++) {
+		struct thread_seen *t = &now->threads[i], *hit = NULL;
+		*t = (struct thread_seen){ .tid = tp.threads[i].tid, .ns = tp.threads[i].ns, .have_ns = true,
+					   .schedstat_fd = -1, .status_fd = -1 };
+		if (baseline)
+			hit = bsearch(t, before->threads, before->n_threads, sizeof(*t), compare_thread);
+		if (tp.n_threads > 1 && thread_busy(hit, t, window_s))
+			busy++;
+	}
+	now->n_threads = tp.n_threads;
+	free(tp.threads);
+	p->busy_threads = baseline ? busy : 0;
+	io_rates(now, p, &tp.io, read_usec);
+	now->have_fresh_switches = true;
+	now->fresh_switches = tp.switches;
+	now->fresh_usec = read_usec;
+
+	r = keep_link(s, &now->files_link, now->pid, TASKITER_FILES);
+	if (r >= 0)
+		r = taskiter_read_files(r, now->start_time, &fds, &n_fds);
+	settle(s, &now->files_link, r);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return 0;   /* ended meanwhile */
+	return add_endpoints(sc, fds, n_fds, proc);
 }
 
 /* Reads what an active process did in the window into p: its threads,
@@ -453,7 +571,14 @@ static int read_active(struct sampler *s, struct scan *sc, struct seen *before, 
 		now->io_fd = before->io_fd;
 		now->fd_dir = before->fd_dir;
 		now->task_dir = before->task_dir;
-		before->io_fd = before->fd_dir = before->task_dir = -1;
+		now->threads_link = before->threads_link;
+		now->files_link = before->files_link;
+		before->io_fd = before->fd_dir = before->task_dir = before->threads_link = before->files_link = -1;
+	}
+	if (s->bpf) {
+		r = read_active_bpf(s, sc, before, now, p, proc, window_s);
+		if (r != -EOPNOTSUPP)
+			return r;
 	}
 	if (st->threads > 1) {
 		r = keep(s, &now->task_dir, pid, 0, "task");
@@ -466,7 +591,7 @@ static int read_active(struct sampler *s, struct scan *sc, struct seen *before, 
 	free(tids);
 	if (!now->threads)
 		return -ENOMEM;
-	io_rates(s, now, p);
+	read_io(s, now, p);
 	return read_fds(s, sc, now, proc);
 }
 
@@ -494,6 +619,7 @@ static int carry_over(struct scan *sc, struct seen *before) {
 	sc->seen[sc->n_seen++] = *before;
 	/* They are the new entry's now. */
 	before->stat_fd = before->io_fd = before->fd_dir = before->task_dir = -1;
+	before->threads_link = before->files_link = -1;
 	before->threads = NULL;
 	before->n_threads = 0;
 	return 0;
@@ -554,7 +680,8 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		if (known && s->seen[k].start_time == st.start_time)
 			before = &s->seen[k];
 		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime,
-				     .ticks_usec = now_usec, .stat_fd = fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1 };
+				     .ticks_usec = now_usec, .stat_fd = fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1,
+				     .threads_link = -1, .files_link = -1 };
 		if (st.flags & PROCFS_PF_KTHREAD) {
 			now.kthread = true;
 			r = carry_over(sc, &now);
@@ -1077,7 +1204,10 @@ static void switches_of_members(struct sampler *s, struct scan *sc, struct sampl
 		if (!seen)
 			continue;
 		if (member && member[i]) {
-			read_switches(s, seen, &res->procs[i]);
+			if (seen->have_fresh_switches)
+				switch_rates(seen, &res->procs[i], &seen->fresh_switches, seen->fresh_usec);
+			else
+				read_switches(s, seen, &res->procs[i]);
 			continue;
 		}
 		/* Not read, so not a baseline either. */

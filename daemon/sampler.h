@@ -3,9 +3,12 @@
  * sockets, loopback TCP, and the busy threads of one process) and estimates
  * the bytes per second on each channel; and how busy each CPU was. Idle
  * processes cost one read of /proc/PID/stat, and long-idle ones that only
- * every few samples; an active one also its io and fds and, when it has
- * several threads, each thread's schedstat, all through fds kept open while
- * it stays active; one on a channel also each thread's status. */
+ * every few samples. An active one also costs two reads of the BPF
+ * iterators bound to it (taskiter.h): its threads' times, switches and I/O
+ * bytes, and its pipe and socket fds. Where those cannot be loaded, its io
+ * and fds and, when it has several threads, each thread's schedstat are read
+ * from /proc, and, for one on a channel, each thread's status; all through
+ * fds (or iterator links) kept open while it stays active. */
 #pragma once
 
 #include <stddef.h>
@@ -61,8 +64,14 @@ struct sampler_result {
 
 struct sampler;
 
+/* Reads active processes through BPF iterators (taskiter.h) where it can,
+ * from /proc otherwise. */
 int sampler_new(const char *root, struct sampler **ret);
 void sampler_free(struct sampler *s);
+/* From now on reads everything from /proc. */
+void sampler_read_proc(struct sampler *s);
+/* "bpf" or "proc": where active processes are read from. */
+const char *sampler_source(const struct sampler *s);
 
 /* One cycle at now_usec (CLOCK_MONOTONIC). The first call only takes the
  * baseline and returns an empty result. */

@@ -256,8 +256,9 @@ static int cmd_status(const struct options *o, int argc, char **argv) {
 	if (json_object_object_get_ex(r, "groups", &groups)) {
 		json_object *sampling;
 		json_object_object_get_ex(r, "sampling", &sampling);
-		printf("\nsampling: %s processes, %s active, last cycle %s us\n", str(sampling, "processes_scanned"),
-		       str(sampling, "processes_active"), str(sampling, "last_cycle_usec"));
+		printf("\nsampling: %s processes, %s active, last cycle %s us, active ones read through %s\n",
+		       str(sampling, "processes_scanned"), str(sampling, "processes_active"),
+		       str(sampling, "last_cycle_usec"), str(sampling, "source"));
 		if (json_object_array_length(groups) == 0)
 			printf("No communicating groups.\n");
 		else

@@ -68,6 +68,9 @@ check() {
 	shift
 	if "$@"; then ok "$name"; else not_ok "$name" "failed: $*"; fi
 }
+# quietly COMMAND...: without its output. For check: a redirection after
+# check would swallow the verdict too.
+quietly() { "$@" >/dev/null; }
 
 # A program with a name of its own, so rules match nothing else on the machine.
 make_program() {

@@ -33,7 +33,7 @@ check "every metric has HELP and TYPE" sh -c "
 	done"
 check "nobody may read the metrics" sh -c "runuser -u nobody -- $CCXCTL --socket $SOCK metrics | grep -q '^ccxd_pins_total '"
 "$SEND" "$SOCK" '{"method":"io.ccxd.GetMetrics"}' > "$WORK/reply.json"
-check "GetMetrics answers {\"text\": ...}" jq -e '.parameters.text | startswith("# HELP ")' "$WORK/reply.json" >/dev/null
+check "GetMetrics answers {\"text\": ...}" quietly jq -e '.parameters.text | startswith("# HELP ")' "$WORK/reply.json"
 check "--json prints the reply" sh -c "$CCXCTL --socket $SOCK --json metrics | jq -e '.text | contains(\"ccxd_reloads_total 0\")' >/dev/null"
 
 check "metrics_file is written every interval" wait_for 2 grep -qx 'ccxd_processes{state="pinned"} 1' "$PROM"

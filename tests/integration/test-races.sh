@@ -63,7 +63,7 @@ kill "$churn"
 # before ccxd reads them, some while it pins them.
 pins=$(counter pins)
 "$TOP/tools/helpers/ccxt-exec" storm 2000 "$WORK/ccxt-quick"
-check "ccxd answers after 2,000 matched programs that exit at once" ctl version >/dev/null
+check "ccxd answers after 2,000 matched programs that exit at once" quietly ctl version
 echo "# $(( $(counter pins) - pins )) of them were pinned before they exited"
 check "an exit before or during the pin is no failure" [ "$(counter pin_failures)" = 0 ]
 check "and none of them stays in the process table" \

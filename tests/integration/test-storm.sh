@@ -66,7 +66,7 @@ s1=$(date +%s%N)
 cpu_ms=$(( (t1 - t0) * 1000 / hz ))
 wall_ms=$(( (s1 - s0) / 1000000 ))
 echo "# 20,000 execs in ${wall_ms} ms; ccxd used ${cpu_ms} ms of CPU ($(( cpu_ms * 1000 / 20000 )) us per exec)"
-check "ccxd answers after 20,000 execs" ctl version >/dev/null
+check "ccxd answers after 20,000 execs" quietly ctl version
 check "the survivors started during the storm are pinned" wait_for 3 sh -c "for p in $survivors; do [ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/\$p/status)\" = 1 ] || exit 1; done"
 
 # 2: 20,000 more while ccxd is stopped: far more events than its socket
@@ -77,7 +77,7 @@ storm 5000
 wait $STORM
 start_survivors 2
 kill -CONT "$CCXD_PID"
-check "ccxd answers after a storm it slept through" wait_for 5 ctl version >/dev/null
+check "ccxd answers after a storm it slept through" quietly wait_for 5 ctl version
 check "it counts the lost events in status" wait_for 3 sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq .counters.lost_events)\" -gt $lost_before ]"
 check "and in the metrics" sh -c "$CCXCTL --socket $SOCK metrics | grep -Eq '^ccxd_process_event_overflows_total [1-9]'"
 check "and rescans /proc" wait_for 3 sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq .counters.rescans)\" -gt $rescans_before ]"

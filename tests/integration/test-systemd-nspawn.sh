@@ -15,7 +15,7 @@ MIRROR=${CCXD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SUITE=bookworm
 # systemd itself, what ccxd links against, and man-db for systemd-analyze
 # verify's check of Documentation=.
-PACKAGES=systemd,systemd-sysv,dbus,man-db,libnl-3-200,libhwloc15,libinih1,libjson-c5
+PACKAGES=systemd,systemd-sysv,dbus,man-db,libnl-3-200,libhwloc15,libinih1,libjson-c5,libbpf1
 ROOTFS=$CACHE/$SUITE
 STAMP=$ROOTFS/.ccxd-rootfs
 ROOT=$WORK/root
@@ -105,6 +105,9 @@ echo "$CONFIG" > "$ROOT/etc/ccxd.conf"
 # The shipped 20 s would make the watchdog test slow; the mechanism is the same.
 mkdir -p "$ROOT/etc/systemd/system/ccxd.service.d"
 printf '[Service]\nWatchdogSec=2s\n' > "$ROOT/etc/systemd/system/ccxd.service.d/test-watchdog.conf"
+# The drop-in of the README that lets the sampler use its BPF iterators.
+printf '[Service]\nCapabilityBoundingSet=CAP_BPF CAP_PERFMON\nAmbientCapabilities=CAP_BPF CAP_PERFMON\nSystemCallFilter=bpf\n' \
+	> "$ROOT/etc/systemd/system/ccxd.service.d/bpf.conf"
 
 # Not our child (the subshell exits): lib.sh's cleanup waits for every
 # child, and the machine must be stopped in order, by stop_machine.
@@ -113,7 +116,11 @@ leader_found() {
 	[ -n "$LEADER" ]
 }
 boot() {
+	# CAP_BPF, CAP_PERFMON and bpf(2), which nspawn does not give a
+	# container by default, as a host would: the unit's sandbox with the
+	# README's drop-in must let ccxd load its task iterators.
 	(systemd-nspawn -q -D "$ROOT" -M "$MACHINE" --register=no --keep-unit -b --console=passive \
+		--capability=CAP_BPF,CAP_PERFMON --system-call-filter=bpf \
 		</dev/null >"$WORK/console.log" 2>&1 & echo $! > "$WORK/nspawn.pid")
 	NSPAWN=$(cat "$WORK/nspawn.pid")
 	wait_for 10 leader_found || return 1
@@ -167,7 +174,8 @@ ccpus() { ns sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status"; }
 ccpus_are() { [ "$(ccpus "$1")" = "$2" ]; }
 check "a rule-matched program is pinned in the container" wait_for 5 ccpus_are "$pid_in_container" 1
 ns ccxctl --json status > "$WORK/status.json"
-check "by the /proc polling fallback" jq -e '.watcher.source == "polling"' "$WORK/status.json" >/dev/null
+check "by the /proc polling fallback" quietly jq -e '.watcher.source == "polling"' "$WORK/status.json"
+check "the sandbox with the drop-in lets the sampler load its BPF task iterators" quietly jq -e '.sampling.source == "bpf"' "$WORK/status.json"
 check "ccxctl metrics says so too" sh -c "nsenter -t $LEADER -a ccxctl metrics </dev/null | grep -qx 'ccxd_processes{state=\"pinned\"} 1'"
 check "metrics_file is written under the sandbox" wait_for 3 sh -c "nsenter -t $LEADER -a cat /run/ccxd/ccxd.prom </dev/null | grep -qx 'ccxd_polling 1'"
 

@@ -14,6 +14,18 @@
 #include "sampler.h"
 #include "test.h"
 
+
+/* The second pass of main(): the sampler reads /proc alone. */
+static bool read_proc;
+
+static int new_sampler(struct sampler **s) {
+	int r = sampler_new("", s);
+
+	if (r >= 0 && read_proc)
+		sampler_read_proc(*s);
+	return r;
+}
+
 static uint64_t now_usec(void) {
 	struct timespec ts;
 
@@ -66,7 +78,7 @@ static struct sampler_result *sample_thrice(void) {
 	struct sampler *s;
 	struct sampler_result *r = NULL;
 
-	if (sampler_new("", &s) < 0)
+	if (new_sampler(&s) < 0)
 		return NULL;
 	for (int i = 0; i < 3; i++) {
 		sampler_result_free(r);
@@ -234,7 +246,7 @@ static void a_later_socketpair_is_found_too(void) {
 	r1 = spawn_reader(first[1], first[0]);
 	close(first[0]);
 	close(first[1]);
-	CHECK_INT(sampler_new("", &s), 0);
+	CHECK_INT(new_sampler(&s), 0);
 	for (int i = 0; i < 8; i++) {
 		if (i == 4) {
 			CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, second) == 0);
@@ -291,7 +303,7 @@ static void a_tcp_connection_is_followed_by_lookups(void) {
 	int with_rate = 0;
 
 	spawn_tcp_pair(&w, &rd);
-	CHECK_INT(sampler_new("", &s), 0);
+	CHECK_INT(new_sampler(&s), 0);
 	for (int i = 0; i < 6; i++) {
 		const struct sampler_channel *c;
 		sampler_result_free(r);
@@ -364,7 +376,7 @@ static void long_idle_processes_are_read_less_often(void) {
 		_exit(0);
 	}
 	close(go[0]);
-	CHECK_INT(sampler_new("", &s), 0);
+	CHECK_INT(new_sampler(&s), 0);
 	for (int i = 0; i < 14; i++) {
 		sampler_result_free(r);
 		r = NULL;
@@ -478,6 +490,22 @@ static void how_busy_each_cpu_was(void) {
 	sampler_result_free(r);
 }
 
-TEST_MAIN(T(a_tcp_connection_is_followed_by_lookups), T(a_later_socketpair_is_found_too), T(counts_wakeups_and_switches), T(long_idle_processes_are_read_less_often), T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
+/* Every test twice: with active processes read through the BPF iterators
+ * where they can be (root, a kernel with BTF), then from /proc alone. */
+int main(void) {
+	static const struct test tests[] = { T(a_tcp_connection_is_followed_by_lookups), T(a_later_socketpair_is_found_too), T(counts_wakeups_and_switches), T(long_idle_processes_are_read_less_often), T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
 	  T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
-	  T(idle_processes_are_not_active))
+	  T(idle_processes_are_not_active) };
+	size_t n = sizeof(tests) / sizeof(tests[0]);
+	struct sampler *s;
+	int failed;
+
+	if (sampler_new("", &s) < 0)
+		return 1;
+	printf("# active processes read from %s\n", sampler_source(s));
+	sampler_free(s);
+	failed = test_run_all(tests, n);
+	read_proc = true;
+	printf("# again, from /proc\n");
+	return test_run_all(tests, n) || failed;
+}

@@ -1,0 +1,23 @@
+/* The records that the BPF iterators of daemon/bpf/taskiter.bpf.c write, one
+ * per thread or per pipe or socket fd of the process their link is bound
+ * to, and taskiter.c reads. */
+#pragma once
+#include <linux/types.h>
+
+struct taskiter_thread_record {
+	__u64 leader_start_ns;     /* the process's start, since boot: who it is */
+	__u64 run_ns, wait_ns;     /* on a CPU, and runnable waiting for one */
+	__u64 voluntary, involuntary;   /* context switches */
+	__u64 rchar, wchar;        /* this thread's read(2)/write(2) bytes */
+	__u64 ended_rchar, ended_wchar; /* those of the process's threads that ended */
+	__u32 tid, pad;
+};
+
+struct taskiter_file_record {
+	__u64 leader_start_ns;
+	__u64 inode;
+	__u32 fd;
+	__u32 socket;              /* 1: a socket; 0: a pipe */
+	__u32 f_mode;              /* FMODE_READ 0x1, FMODE_WRITE 0x2 */
+	__u32 pad;
+};

@@ -1,0 +1,239 @@
+#include "taskiter.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "taskiter-records.h"
+
+/* The compiled BPF object, built into ccxd. */
+__asm__(".section .rodata\n"
+	".balign 8\n"
+	"taskiter_object:\n"
+	".incbin \"" TASKITER_OBJECT "\"\n"
+	"taskiter_object_end:\n"
+	".previous\n");
+extern const char taskiter_object[], taskiter_object_end[];
+
+struct taskiter {
+	struct bpf_object *obj;
+	struct bpf_program *prog[2];   /* by enum taskiter_kind */
+};
+
+/* libbpf's own messages: its warnings (a kernel without BTF, a refused
+ * load) say why ccxd reads /proc instead, and go to the debug log. */
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap) {
+	char msg[512];
+	size_t len;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	len = strlen(msg);
+	if (len > 0 && msg[len - 1] == '\n')
+		msg[len - 1] = '\0';
+	log_debug("libbpf: %s", msg);
+	return 0;
+}
+
+static int drain(int link, size_t record, char **ret, size_t *n);
+
+/* Iterators bound to one process came with Linux 6.1; a kernel must answer
+ * for ourselves with our own threads alone, all of one start time. */
+static int answers_for_one(const struct taskiter *it) {
+	struct taskiter_thread_record *rec;
+	int fd = taskiter_open(it, getpid(), TASKITER_THREADS), r;
+	size_t n;
+	char *buf;
+
+	if (fd < 0)
+		return fd;
+	r = drain(fd, sizeof(*rec), &buf, &n);
+	close(fd);
+	if (r < 0)
+		return r;
+	rec = (struct taskiter_thread_record *)buf;
+	for (size_t i = 0; i < n; i++)
+		if (rec[i].leader_start_ns != rec[0].leader_start_ns)
+			r = -EOPNOTSUPP;
+	if (n == 0)
+		r = -EOPNOTSUPP;
+	free(buf);
+	return r;
+}
+
+int taskiter_new(struct taskiter **ret) {
+	struct taskiter *it = calloc(1, sizeof(*it));
+	int r;
+
+	if (!it)
+		return -ENOMEM;
+	libbpf_set_print(print_libbpf);
+	it->obj = bpf_object__open_mem(taskiter_object, (size_t)(taskiter_object_end - taskiter_object), NULL);
+	if (!it->obj) {
+		r = -errno;
+		free(it);
+		return r;
+	}
+	r = bpf_object__load(it->obj);
+	it->prog[TASKITER_THREADS] = bpf_object__find_program_by_name(it->obj, "threads");
+	it->prog[TASKITER_FILES] = bpf_object__find_program_by_name(it->obj, "files");
+	if (r == 0 && (!it->prog[TASKITER_THREADS] || !it->prog[TASKITER_FILES]))
+		r = -ENOENT;
+	if (r == 0)
+		r = answers_for_one(it);
+	if (r < 0) {
+		taskiter_free(it);
+		return r;
+	}
+	*ret = it;
+	return 0;
+}
+
+void taskiter_free(struct taskiter *it) {
+	if (!it)
+		return;
+	bpf_object__close(it->obj);
+	free(it);
+}
+
+int taskiter_open(const struct taskiter *it, pid_t pid, enum taskiter_kind kind) {
+	union bpf_iter_link_info info;
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .iter_info = &info, .iter_info_len = sizeof(info));
+	int fd;
+
+	memset(&info, 0, sizeof(info));
+	info.task.pid = (__u32)pid;
+	fd = bpf_link_create(bpf_program__fd(it->prog[kind]), 0, BPF_TRACE_ITER, &opts);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Everything the iterator has, into a buffer of whole records. */
+static int drain(int link, size_t record, char **ret, size_t *n) {
+	size_t size = 0, allocated = 64 * record;
+	char *buf = malloc(allocated);
+	int fd = bpf_iter_create(link);
+	ssize_t got = 0;
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return fd < 0 ? -errno : -ENOMEM;
+	}
+	for (;;) {
+		if (size == allocated) {
+			char *grown = realloc(buf, 2 * allocated);
+			if (!grown) {
+				got = -ENOMEM;
+				break;
+			}
+			buf = grown;
+			allocated *= 2;
+		}
+		got = read(fd, buf + size, allocated - size);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		size += (size_t)got;
+	}
+	int r = got < 0 ? (got == -ENOMEM ? -ENOMEM : -errno) : 0;
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*ret = buf;
+	*n = size / record;
+	return 0;
+}
+
+/* Whether a record's process is the one that started at start_time: the
+ * kernel gives /proc/PID/stat's start time as nanoseconds since boot over
+ * the length of a clock tick. */
+static bool same_process(uint64_t start_ns, uint64_t start_time) {
+	static long ticks_per_s;
+
+	if (ticks_per_s <= 0)
+		ticks_per_s = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+	return start_ns / (1000000000 / (uint64_t)ticks_per_s) == start_time;
+}
+
+static int compare_tid(const void *a, const void *b) {
+	pid_t x = ((const struct taskiter_thread *)a)->tid, y = ((const struct taskiter_thread *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
+int taskiter_read_threads(int fd, uint64_t start_time, struct taskiter_process *ret) {
+	struct taskiter_thread_record *rec;
+	struct taskiter_process p = { 0 };
+	size_t n;
+	char *buf;
+	int r = drain(fd, sizeof(*rec), &buf, &n);
+
+	if (r < 0)
+		return r;
+	rec = (struct taskiter_thread_record *)buf;
+	/* No thread left: gone, or a pid that another process has now. */
+	if (n == 0 || !same_process(rec[0].leader_start_ns, start_time)) {
+		free(buf);
+		return -ESRCH;
+	}
+	p.threads = calloc(n, sizeof(*p.threads));
+	if (!p.threads) {
+		free(buf);
+		return -ENOMEM;
+	}
+	p.io.rchar = rec[0].ended_rchar;
+	p.io.wchar = rec[0].ended_wchar;
+	for (size_t i = 0; i < n; i++) {
+		p.threads[i] = (struct taskiter_thread){ .tid = (pid_t)rec[i].tid, .ns = rec[i].run_ns + rec[i].wait_ns };
+		p.io.rchar += rec[i].rchar;
+		p.io.wchar += rec[i].wchar;
+		p.switches.voluntary += rec[i].voluntary;
+		p.switches.involuntary += rec[i].involuntary;
+	}
+	p.n_threads = n;
+	qsort(p.threads, n, sizeof(*p.threads), compare_tid);
+	free(buf);
+	*ret = p;
+	return 0;
+}
+
+int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, size_t *n) {
+	struct taskiter_file_record *rec;
+	struct procfs_fd *fds;
+	size_t count;
+	char *buf;
+	int r = drain(fd, sizeof(*rec), &buf, &count);
+
+	if (r < 0)
+		return r;
+	rec = (struct taskiter_file_record *)buf;
+	if (count > 0 && !same_process(rec[0].leader_start_ns, start_time)) {
+		free(buf);
+		return -ESRCH;
+	}
+	fds = calloc(count ? count : 1, sizeof(*fds));
+	if (!fds) {
+		free(buf);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < count; i++)
+		fds[i] = (struct procfs_fd){ .fd = (int)rec[i].fd,
+					     .kind = rec[i].socket ? PROCFS_FD_SOCKET : PROCFS_FD_PIPE,
+					     .inode = rec[i].inode,
+					     .readable = (rec[i].f_mode & 0x1) != 0,
+					     .writable = (rec[i].f_mode & 0x2) != 0 };
+	free(buf);
+	*ret = fds;
+	*n = count;
+	return 0;
+}

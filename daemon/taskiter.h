@@ -1,0 +1,51 @@
+/* What the sampler reads of an active process, through BPF iterators bound
+ * to it (daemon/bpf/taskiter.bpf.c) instead of /proc: its threads' times,
+ * context switches and I/O bytes, and its pipe and socket fds, in one
+ * read(2) each instead of one system call per file and per fd.
+ *
+ * Needs a kernel with BTF and task iterators bound to a process (6.1 and
+ * later) and the right to load BPF programs (CAP_BPF and CAP_PERFMON, or
+ * root). Without them taskiter_new() fails and the sampler reads /proc. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procfs.h"
+
+struct taskiter;
+
+int taskiter_new(struct taskiter **ret);
+void taskiter_free(struct taskiter *it);
+
+enum taskiter_kind {
+	TASKITER_THREADS,
+	TASKITER_FILES,
+};
+
+/* An iterator over pid's threads or files: an fd to read with the
+ * functions below as often as wanted, and close(2) when done. It names the
+ * pid, not the process: the readers check the process's start time. */
+int taskiter_open(const struct taskiter *it, pid_t pid, enum taskiter_kind kind);
+
+struct taskiter_thread {
+	pid_t tid;                 /* as the host numbers it, also in a container: only
+				    * to know a thread again at the next read */
+	uint64_t ns;               /* running, and runnable waiting for a CPU */
+};
+
+struct taskiter_process {
+	struct procfs_io io;       /* its read(2)/write(2) bytes, ended threads included (syscr, syscw: 0) */
+	struct procfs_switches switches;   /* of its threads */
+	struct taskiter_thread *threads;   /* by tid */
+	size_t n_threads;
+};
+
+/* Through taskiter_open(TASKITER_THREADS) of the process that started at
+ * start_time (clock ticks since boot, as /proc/PID/stat has it). -ESRCH when
+ * that process is gone. */
+int taskiter_read_threads(int fd, uint64_t start_time, struct taskiter_process *ret);
+
+/* Its pipe and socket fds, as procfs_list_fds_at() lists them, through
+ * taskiter_open(TASKITER_FILES). -ESRCH when that process is gone. */
+int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, size_t *n);

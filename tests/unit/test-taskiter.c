@@ -1,0 +1,192 @@
+/* The BPF iterators of the sampler against /proc, on real processes: the
+ * same threads, counters no further apart than the moments they were read,
+ * the same pipes and sockets; and a process that is gone, or not the one
+ * asked for, reads -ESRCH. Skipped where BPF cannot be loaded. */
+#include "test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "taskiter.h"
+
+static struct taskiter *load(void) {
+	struct taskiter *it;
+
+	if (taskiter_new(&it) < 0) {
+		printf("# no BPF task iterators here (not root, or a kernel without BTF)\n");
+		test_exit(77);
+	}
+	return it;
+}
+
+static void *write_null(void *arg) {
+	static char buf[4096];
+	int fd = open("/dev/null", O_WRONLY);
+
+	(void)arg;
+	for (;;)
+		if (write(fd, buf, sizeof(buf)) < 0)
+			break;
+	return NULL;
+}
+
+static void *sleep_forever(void *arg) {
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* A process with three threads, one of them writing to /dev/null, and
+ * holding a pipe's two ends, one end of a socketpair and a file. */
+static pid_t spawn(void) {
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int p[2], sv[2];
+		pthread_t t;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (pipe(p) < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || open("/dev/null", O_RDONLY) < 0)
+			_exit(1);
+		close(sv[1]);
+		pthread_create(&t, NULL, sleep_forever, NULL);
+		pthread_create(&t, NULL, write_null, NULL);
+		if (write(ready[1], "x", 1) < 0)
+			_exit(1);
+		sleep_forever(NULL);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		pid = -1;
+	close(ready[0]);
+	return pid;
+}
+
+static void reap(pid_t pid) {
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void reads_threads_as_proc_does(void) {
+	struct taskiter *it = load();
+	pid_t pid = spawn(), *tids;
+	struct procfs_stat st;
+	struct procfs_io before, after;
+	struct taskiter_process p;
+	size_t n_tids;
+	int io, fd;
+
+	CHECK(pid > 0);
+	usleep(100000);   /* for the writer to write */
+	CHECK_INT(procfs_read_stat("", pid, &st), 0);
+	io = procfs_open("", pid, 0, "io");
+	fd = taskiter_open(it, pid, TASKITER_THREADS);
+	CHECK(io >= 0 && fd >= 0);
+	CHECK_INT(procfs_pread_io(io, &before), 0);
+	CHECK_INT(taskiter_read_threads(fd, st.start_time, &p), 0);
+	CHECK_INT(procfs_pread_io(io, &after), 0);
+	printf("# %zu threads, wchar %llu <= %llu <= %llu\n", p.n_threads, (unsigned long long)before.wchar,
+	       (unsigned long long)p.io.wchar, (unsigned long long)after.wchar);
+	CHECK(before.wchar > 4096);
+	CHECK(before.wchar <= p.io.wchar && p.io.wchar <= after.wchar);
+	CHECK(before.rchar <= p.io.rchar && p.io.rchar <= after.rchar);
+	CHECK_INT(procfs_list_tasks("", pid, &tids, &n_tids), 0);
+	CHECK_INT(p.n_threads, 3);
+	CHECK_INT(n_tids, 3);
+	for (size_t i = 0; i < p.n_threads && i < n_tids; i++)
+		CHECK_INT(p.threads[i].tid, tids[i]);   /* both by tid */
+	/* The writer ran: its time and its switches (a preemption at least). */
+	CHECK(p.threads[0].ns > 0 || p.threads[1].ns > 0 || p.threads[2].ns > 0);
+	CHECK(p.switches.voluntary + p.switches.involuntary > 0);
+	free(tids);
+	free(p.threads);
+	close(io);
+	close(fd);
+	reap(pid);
+	taskiter_free(it);
+}
+
+static int compare_fd(const void *a, const void *b) {
+	return ((const struct procfs_fd *)a)->fd - ((const struct procfs_fd *)b)->fd;
+}
+
+static void reads_pipes_and_sockets_as_proc_does(void) {
+	struct taskiter *it = load();
+	pid_t pid = spawn();
+	struct procfs_fd *bpf, *proc;
+	size_t n_bpf, n_proc;
+	struct procfs_stat st;
+	int dir, fd;
+
+	CHECK(pid > 0);
+	CHECK_INT(procfs_read_stat("", pid, &st), 0);
+	dir = procfs_open("", pid, 0, "fd");
+	fd = taskiter_open(it, pid, TASKITER_FILES);
+	CHECK(dir >= 0 && fd >= 0);
+	CHECK_INT(taskiter_read_files(fd, st.start_time, &bpf, &n_bpf), 0);
+	CHECK_INT(procfs_list_fds_at(dir, &proc, &n_proc), 0);
+	qsort(bpf, n_bpf, sizeof(*bpf), compare_fd);
+	qsort(proc, n_proc, sizeof(*proc), compare_fd);
+	/* The ready pipe's write end, the pipe's two ends, the socket, and
+	 * whatever pipes the test's stdin, stdout and stderr are. */
+	printf("# %zu pipe and socket fds through BPF, %zu through /proc\n", n_bpf, n_proc);
+	CHECK(n_bpf >= 4);
+	CHECK_INT(n_bpf, n_proc);
+	for (size_t i = 0; i < n_bpf && i < n_proc; i++) {
+		CHECK_INT(bpf[i].fd, proc[i].fd);
+		CHECK_INT(bpf[i].kind, proc[i].kind);
+		CHECK(bpf[i].inode == proc[i].inode);
+		CHECK_INT(bpf[i].readable, proc[i].readable);
+		CHECK_INT(bpf[i].writable, proc[i].writable);
+	}
+	free(bpf);
+	free(proc);
+	close(dir);
+	close(fd);
+	reap(pid);
+	taskiter_free(it);
+}
+
+static void a_process_gone_or_another_reads_esrch(void) {
+	struct taskiter *it = load();
+	pid_t pid = spawn();
+	struct taskiter_process p;
+	struct procfs_stat st;
+	struct procfs_fd *fds;
+	size_t n;
+	int threads, files;
+
+	CHECK(pid > 0);
+	CHECK_INT(procfs_read_stat("", pid, &st), 0);
+	threads = taskiter_open(it, pid, TASKITER_THREADS);
+	files = taskiter_open(it, pid, TASKITER_FILES);
+	CHECK(threads >= 0 && files >= 0);
+	/* Another start time: the pid is another process's now. */
+	CHECK_INT(taskiter_read_threads(threads, st.start_time + 1, &p), -ESRCH);
+	CHECK_INT(taskiter_read_files(files, st.start_time + 1, &fds, &n), -ESRCH);
+	reap(pid);
+	CHECK_INT(taskiter_read_threads(threads, st.start_time, &p), -ESRCH);
+	CHECK_INT(taskiter_read_files(files, st.start_time, &fds, &n), 0);
+	CHECK_INT(n, 0);
+	free(fds);
+	close(threads);
+	close(files);
+	taskiter_free(it);
+}
+
+TEST_MAIN(T(reads_threads_as_proc_does), T(reads_pipes_and_sockets_as_proc_does),
+	  T(a_process_gone_or_another_reads_esrch))

@@ -1,0 +1,38 @@
+#!/bin/sh
+# What reading one active process costs the sampler, /proc against its BPF
+# task iterators (tools/bench/read-cost.c), on the 20 processes of 10
+# tools/helpers/ccxt-talk pairs streaming through pipes and Unix sockets.
+# Prints a Markdown table, in microseconds of CPU time per process. stat is
+# read either way: it tells which processes are active.
+#
+#   tools/bench/read-cost.sh        (root)
+set -eu
+cd "$(dirname "$0")/../.."
+[ "$(id -u)" -eq 0 ] || { echo "read-cost.sh needs root" >&2; exit 1; }
+make -s all >/dev/null
+WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
+cleanup() {
+	pkill -f "ccxt-talk .* 600" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+# shellcheck disable=SC2046
+cc -O2 -g -D_GNU_SOURCE -DTASKITER_OBJECT='"daemon/bpf/taskiter.bpf.o"' -Icommon -Idaemon \
+	-o "$WORK/read-cost" tools/bench/read-cost.c daemon/libccxd.a common/libcommon.a \
+	$(pkg-config --libs libsystemd libnl-3.0 hwloc inih json-c libbpf) -lpthread
+for i in $(seq 10); do
+	kind=pipe
+	[ $((i % 2)) -eq 0 ] && kind=unix
+	tools/helpers/ccxt-talk "$kind" 1 600 >> "$WORK/pids" &
+done
+sleep 1
+# shellcheck disable=SC2046
+"$WORK/read-cost" $(cat "$WORK/pids") > "$WORK/out"
+get() { sed -n "s/^$1 //p" "$WORK/out"; }
+echo "| stat (either way) | /proc: io | status | fd listing | /proc in all | BPF: threads (times, switches, io) | files | BPF in all |"
+echo "|---|---|---|---|---|---|---|---|"
+echo "| $(get proc_stat) | $(get proc_io) | $(get proc_status) | $(get proc_fds) |" \
+     "$(echo "$(get proc_io) $(get proc_status) $(get proc_fds)" | awk '{printf "%.1f", $1 + $2 + $3}') |" \
+     "$(get bpf_threads) | $(get bpf_files) | $(echo "$(get bpf_threads) $(get bpf_files)" | awk '{printf "%.1f", $1 + $2}') |"
