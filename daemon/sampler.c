@@ -336,6 +336,14 @@ static int compare_thread(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
+/* Whether thread t, read now, was busy since hit, its reading at the
+ * previous sample (NULL: born since, all of its time is new). */
+static bool thread_busy(const struct thread_seen *hit, const struct thread_seen *t, double window_s) {
+	uint64_t wanted = hit && hit->have_ns && t->ns >= hit->ns ? t->ns - hit->ns : t->ns;
+
+	return (double)wanted / 1e9 / window_s >= SAMPLER_BUSY_THREAD;
+}
+
 /* How many of an active process's threads (tids) were busy: ran, or
  * waited to run, SAMPLER_BUSY_THREAD of the window or more. Waiting counts
  * because a thread that wants a CPU needs one whether or not a crowded
@@ -344,13 +352,6 @@ static int compare_thread(const void *a, const void *b) {
  * CPU time comes in 10 ms ticks. The first time its threads are read is
  * their baseline: 0, not measured. Each thread's fds move from before's
  * entry to now's; a single thread is recorded only, for read_switches(). */
-static bool thread_busy(const struct thread_seen *hit, const struct thread_seen *t, double window_s) {
-	/* All of its time when it was born since. */
-	uint64_t wanted = hit && hit->have_ns && t->ns >= hit->ns ? t->ns - hit->ns : t->ns;
-
-	return (double)wanted / 1e9 / window_s >= SAMPLER_BUSY_THREAD;
-}
-
 static unsigned read_threads(struct sampler *s, struct seen *before, struct seen *now, const pid_t *tids, size_t n,
 			     double window_s) {
 	bool baseline = before && before->threads;
@@ -409,8 +410,8 @@ static void switch_rates(struct seen *now, struct sampler_process *p, const stru
 	now->switches_usec = read_usec;
 }
 
-/* Those counts through each thread's status: the dearest file of /proc,
- * every mask of the task printed into it. */
+/* Through each thread's status: the dearest file of /proc, every mask of
+ * the task printed into it. */
 static void read_switches(struct sampler *s, struct seen *now, struct sampler_process *p) {
 	struct procfs_switches sw = { 0 };
 

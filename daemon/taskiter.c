@@ -117,34 +117,29 @@ int taskiter_open(const struct taskiter *it, pid_t pid, enum taskiter_kind kind)
 static int drain(int link, size_t record, char **ret, size_t *n) {
 	size_t size = 0, allocated = 64 * record;
 	char *buf = malloc(allocated);
-	int fd = bpf_iter_create(link);
-	ssize_t got = 0;
+	int fd = bpf_iter_create(link), r = fd < 0 ? -errno : buf ? 0 : -ENOMEM;
 
-	if (fd < 0 || !buf) {
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return fd < 0 ? -errno : -ENOMEM;
-	}
-	for (;;) {
+	while (r == 0) {
+		ssize_t got;
 		if (size == allocated) {
 			char *grown = realloc(buf, 2 * allocated);
 			if (!grown) {
-				got = -ENOMEM;
+				r = -ENOMEM;
 				break;
 			}
 			buf = grown;
 			allocated *= 2;
 		}
 		got = read(fd, buf + size, allocated - size);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
+		if (got == 0)
 			break;
-		size += (size_t)got;
+		if (got > 0)
+			size += (size_t)got;
+		else if (errno != EINTR)
+			r = -errno;
 	}
-	int r = got < 0 ? (got == -ENOMEM ? -ENOMEM : -errno) : 0;
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (r < 0) {
 		free(buf);
 		return r;
