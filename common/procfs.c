@@ -482,6 +482,41 @@ int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n) {
 	return 0;
 }
 
+int procfs_walk_children(const char *root, const pid_t *start, size_t n, bool (*visit)(void *userdata, pid_t pid),
+			 void *userdata) {
+	size_t n_queue = n, allocated = n + 1;
+	pid_t *queue = malloc(allocated * sizeof(*queue));
+	int r = 0;
+
+	if (!queue)
+		return -ENOMEM;
+	memcpy(queue, start, n * sizeof(*queue));
+	for (size_t i = 0; i < n_queue && r == 0; i++) {
+		pid_t *kids;
+		size_t n_kids;
+
+		if (procfs_list_children(root, queue[i], &kids, &n_kids) < 0)
+			continue;   /* ended meanwhile */
+		for (size_t k = 0; k < n_kids && r == 0; k++) {
+			if (!visit(userdata, kids[k]))
+				continue;
+			if (n_queue == allocated) {
+				pid_t *grown = realloc(queue, 2 * allocated * sizeof(*queue));
+				if (!grown) {
+					r = -ENOMEM;
+					break;
+				}
+				queue = grown;
+				allocated *= 2;
+			}
+			queue[n_queue++] = kids[k];
+		}
+		free(kids);
+	}
+	free(queue);
+	return r;
+}
+
 enum procfs_fd_kind procfs_parse_fd_target(const char *target, uint64_t *inode) {
 	static const struct { const char *prefix; enum procfs_fd_kind kind; } kinds[] = {
 		{ "pipe:[", PROCFS_FD_PIPE },

@@ -104,6 +104,12 @@ int procfs_list_tasks_at(int dfd, pid_t **ret, size_t *n);
 /* The children of every thread of the process (/proc/PID/task/TID/children). */
 int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n);
 
+/* Calls visit for each child of the n processes of start, and for the
+ * children of each child it returned true for, and so on down, breadth
+ * first. -ENOMEM when the walk could not be kept. */
+int procfs_walk_children(const char *root, const pid_t *start, size_t n, bool (*visit)(void *userdata, pid_t pid),
+			 void *userdata);
+
 enum procfs_fd_kind {
 	PROCFS_FD_OTHER,
 	PROCFS_FD_PIPE,            /* pipes and FIFOs: "pipe:[INODE]" */

@@ -264,47 +264,30 @@ static bool give_back(struct autoplace *a, const struct autoplace_member *mb, pi
 	return true;
 }
 
+struct inherited {
+	struct autoplace *a;
+	const struct autoplace_member *mb;
+	bool (*ruled)(void *, pid_t);
+	void *userdata;
+};
+
 /* A process that a member forked while seated inherited a seat chosen for
  * the member, not for it. Unless it is in a group itself (then its seat is
  * the group's to choose) or a rule's, it gets the member's original back,
  * and so do its own children that inherited the same seat. Looked for each
  * sample: a child that outlives its parent by less than that keeps it. */
-static void give_back_inherited(struct autoplace *a, const struct autoplace_member *mb,
-				bool (*ruled)(void *, pid_t), void *userdata) {
-	pid_t *queue = malloc(sizeof(*queue));
-	size_t n_queue = 0, allocated = 1;
+static bool give_back_inherited(void *userdata, pid_t pid) {
+	struct inherited *in = userdata;
 
-	if (!queue)
-		return;
-	queue[n_queue++] = mb->pid;
-	for (size_t i = 0; i < n_queue; i++) {
-		pid_t *kids;
-		size_t n_kids;
-
-		if (procfs_list_children(a->root, queue[i], &kids, &n_kids) < 0)
-			continue;
-		for (size_t k = 0; k < n_kids; k++) {
-			pid_t *grown;
-			if (in_a_group(a, kids[k]) || (ruled && ruled(userdata, kids[k])) || !give_back(a, mb, kids[k]))
-				continue;
-			if (n_queue == allocated && (grown = realloc(queue, 2 * allocated * sizeof(*queue)))) {
-				queue = grown;
-				allocated *= 2;
-			}
-			if (n_queue < allocated)
-				queue[n_queue++] = kids[k];
-		}
-		free(kids);
-	}
-	free(queue);
+	return !in_a_group(in->a, pid) && !(in->ruled && in->ruled(in->userdata, pid)) && give_back(in->a, in->mb, pid);
 }
 
 static void give_back_all_inherited(struct autoplace *a, bool (*ruled)(void *, pid_t), void *userdata) {
 	for (size_t i = 0; i < a->n_groups; i++)
 		for (size_t k = 0; k < a->groups[i].n_members; k++) {
-			const struct autoplace_member *mb = &a->groups[i].members[k];
-			if (!CPU_EQUAL(&mb->cpus, &mb->original))
-				give_back_inherited(a, mb, ruled, userdata);
+			struct inherited in = { a, &a->groups[i].members[k], ruled, userdata };
+			if (!CPU_EQUAL(&in.mb->cpus, &in.mb->original))
+				procfs_walk_children(a->root, &in.mb->pid, 1, give_back_inherited, &in);
 		}
 }
 

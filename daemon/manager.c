@@ -911,45 +911,33 @@ static void notify_status(struct manager *m) {
 		   pinned, config_mode_to_string(m->config->mode));
 }
 
+/* A child of a pinned process, not known yet: adopted if it inherited the
+ * placement, and then its own children are looked at too. */
+static bool adopt_child(void *userdata, pid_t pid) {
+	struct manager *m = userdata;
+	struct procfs_stat st;
+
+	return !proctable_get(m->procs, pid) && procfs_read_stat(m->root, pid, &st) >= 0 && adopt_if_inherited(m, &st);
+}
+
 /* Children that inherited a pinned placement while no fork event told of
  * them (kernels that filter events send none): found through the parents'
  * children lists, grandchildren included. */
 static void adopt_children(struct manager *m) {
-	size_t n, n_queue = 0, allocated;
+	size_t n, n_pinned = 0;
 	struct proc **list = proctable_list(m->procs, &n);
-	pid_t *queue;
+	pid_t *pinned;
 
 	if (!list)
 		return;
-	allocated = n + 1;
-	queue = malloc(allocated * sizeof(*queue));
-	for (size_t i = 0; queue && i < n; i++)
+	pinned = malloc((n + 1) * sizeof(*pinned));
+	for (size_t i = 0; pinned && i < n; i++)
 		if (list[i]->state == PROC_PINNED)
-			queue[n_queue++] = list[i]->pid;
+			pinned[n_pinned++] = list[i]->pid;
 	free(list);
-
-	for (size_t i = 0; queue && i < n_queue; i++) {
-		pid_t *kids;
-		size_t n_kids;
-
-		if (procfs_list_children(m->root, queue[i], &kids, &n_kids) < 0)
-			continue;
-		for (size_t k = 0; k < n_kids; k++) {
-			struct procfs_stat st;
-			pid_t *grown;
-			if (proctable_get(m->procs, kids[k]) || procfs_read_stat(m->root, kids[k], &st) < 0 ||
-			    !adopt_if_inherited(m, &st))
-				continue;
-			if (n_queue == allocated && (grown = realloc(queue, 2 * allocated * sizeof(*queue)))) {
-				queue = grown;
-				allocated *= 2;
-			}
-			if (n_queue < allocated)
-				queue[n_queue++] = kids[k];
-		}
-		free(kids);
-	}
-	free(queue);
+	if (pinned)
+		procfs_walk_children(m->root, pinned, n_pinned, adopt_child, m);
+	free(pinned);
 }
 
 /* policy = spread: threads made while no fork event told of them take their

@@ -1,6 +1,7 @@
 /* The /proc parsers behind the readers, and the readers on this machine's own /proc. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -320,7 +321,71 @@ static void another_users_fds_are_refused(void) {
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* A child that forks a grandchild, both waiting to be killed; the child's
+ * pid in *child, the grandchild's read from the pipe. */
+static pid_t family(pid_t *child) {
+	int p[2];
+	pid_t grandchild = -1;
+
+	*child = -1;
+	if (pipe(p) < 0)
+		return -1;
+	*child = fork();
+	if (*child == 0) {
+		pid_t g = fork();
+		if (g == 0) {
+			pause();
+			_exit(0);
+		}
+		if (write(p[1], &g, sizeof(g)) < 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	if (read(p[0], &grandchild, sizeof(grandchild)) != sizeof(grandchild))
+		grandchild = -1;
+	close(p[0]);
+	close(p[1]);
+	return grandchild;
+}
+
+struct walk {
+	pid_t seen[8];
+	size_t n;
+	pid_t descend;             /* the one to go below */
+};
+
+static bool note(void *userdata, pid_t pid) {
+	struct walk *w = userdata;
+
+	if (w->n < 8)
+		w->seen[w->n++] = pid;
+	return pid == w->descend;
+}
+
+static bool saw(const struct walk *w, pid_t pid) {
+	for (size_t i = 0; i < w->n; i++)
+		if (w->seen[i] == pid)
+			return true;
+	return false;
+}
+
+static void walks_down_where_asked(void) {
+	pid_t self = getpid(), child, grandchild = family(&child);
+	struct walk below = { .descend = child }, not_below = { .descend = 0 };
+
+	CHECK(grandchild > 0);
+	CHECK_INT(procfs_walk_children("", &self, 1, note, &below), 0);
+	CHECK(saw(&below, child) && saw(&below, grandchild));
+	CHECK_INT(procfs_walk_children("", &self, 1, note, &not_below), 0);
+	CHECK(saw(&not_below, child) && !saw(&not_below, grandchild));
+	kill(grandchild, SIGKILL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+
 TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(cgroup_v1_cpuset_wins_over_v2),
 	  T(cgroup_v2_alone), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
 	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time), T(switches_from_status),
-	  T(a_threads_own_cpu_time), T(kept_fds_read_afresh_until_the_process_is_gone), T(another_users_fds_are_refused))
+	  T(a_threads_own_cpu_time), T(kept_fds_read_afresh_until_the_process_is_gone), T(another_users_fds_are_refused),
+	  T(walks_down_where_asked))
