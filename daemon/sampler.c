@@ -497,22 +497,38 @@ static int read_fds(struct sampler *s, struct scan *sc, struct seen *now, size_t
 	return add_endpoints(sc, fds, n_fds, proc);
 }
 
-/* read_active() through the process's BPF iterators: its threads, their
- * times, switches and I/O bytes in one read, its fds in another. The
- * switches are kept for switches_of_members(). -EOPNOTSUPP when the
- * iterators could not be read: then /proc is. */
+/* The threads of an active process through its BPF threads iterator. */
+static int read_threads_bpf(struct sampler *s, struct seen *now, struct taskiter_process *tp) {
+	int r = keep_link(s, &now->threads_link, now->pid, TASKITER_THREADS);
+
+	if (r >= 0)
+		r = taskiter_read_threads(r, now->start_time, tp);
+	settle(s, &now->threads_link, r);
+	return r;
+}
+
+/* read_active() through the process's BPF iterators: its pipe and socket
+ * fds in one read, which for a single-threaded process also has its times,
+ * switches and I/O bytes; those of a process with several threads in
+ * another. The switches are kept for switches_of_members(). -EOPNOTSUPP
+ * when the iterators could not be read: then /proc is. */
 static int read_active_bpf(struct sampler *s, struct scan *sc, struct seen *before, struct seen *now,
 			   struct sampler_process *p, size_t proc, double window_s) {
 	bool baseline = before && before->threads;
 	struct taskiter_process tp;
-	struct procfs_fd *fds;
-	size_t n_fds;
+	struct procfs_fd *fds = NULL;
+	size_t n_fds = 0;
 	unsigned busy = 0;
-	int r = keep_link(s, &now->threads_link, now->pid, TASKITER_THREADS);
+	int r = keep_link(s, &now->files_link, now->pid, TASKITER_FILES);
 
 	if (r >= 0)
-		r = taskiter_read_threads(r, now->start_time, &tp);
-	settle(s, &now->threads_link, r);
+		r = taskiter_read_files(r, now->start_time, &fds, &n_fds, &tp);
+	settle(s, &now->files_link, r);
+	if (r >= 0 && tp.n_threads == 0)
+		r = read_threads_bpf(s, now, &tp);
+	uint64_t read_usec = monotonic_usec();
+	if (r < 0)
+		free(fds);
 	if (r == -ESRCH)
 		return 0;   /* ended meanwhile */
 	if (r == -ENOMEM)
@@ -525,11 +541,11 @@ static int read_active_bpf(struct sampler *s, struct scan *sc, struct seen *befo
 		sampler_read_proc(s);
 		return -EOPNOTSUPP;
 	}
-	uint64_t read_usec = monotonic_usec();
 
 	now->threads = calloc(tp.n_threads, sizeof(*now->threads));
 	if (!now->threads) {
 		free(tp.threads);
+		free(fds);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < tp.n_threads; i++) {
@@ -548,15 +564,6 @@ static int read_active_bpf(struct sampler *s, struct scan *sc, struct seen *befo
 	now->have_fresh_switches = true;
 	now->fresh_switches = tp.switches;
 	now->fresh_usec = read_usec;
-
-	r = keep_link(s, &now->files_link, now->pid, TASKITER_FILES);
-	if (r >= 0)
-		r = taskiter_read_files(r, now->start_time, &fds, &n_fds);
-	settle(s, &now->files_link, r);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return 0;   /* ended meanwhile */
 	return add_endpoints(sc, fds, n_fds, proc);
 }
 

@@ -3,9 +3,10 @@
  * sockets, loopback TCP, and the busy threads of one process) and estimates
  * the bytes per second on each channel; and how busy each CPU was. Idle
  * processes cost one read of /proc/PID/stat, and long-idle ones that only
- * every few samples. An active one also costs two reads of the BPF
- * iterators bound to it (taskiter.h): its threads' times, switches and I/O
- * bytes, and its pipe and socket fds. Where those cannot be loaded, its io
+ * every few samples. An active one also costs a read of the BPF iterator
+ * of its files (taskiter.h): its pipe and socket fds and, with one thread,
+ * its times, switches and I/O bytes; with several threads, also one of the
+ * iterator of its threads. Where those cannot be loaded, its io
  * and fds and, when it has several threads, each thread's schedstat are read
  * from /proc, and, for one on a channel, each thread's status; all through
  * fds (or iterator links) kept open while it stays active. */

@@ -1,6 +1,8 @@
-/* The records that the BPF iterators of daemon/bpf/taskiter.bpf.c write, one
- * per thread or per pipe or socket fd of the process their link is bound
- * to, and taskiter.c reads. */
+/* The records that the BPF iterators of daemon/bpf/taskiter.bpf.c write and
+ * taskiter.c reads: the threads iterator one per thread of the process its
+ * link is bound to; the files iterator one for the thread whose files they
+ * are, then one per pipe or socket fd (nothing for a process without
+ * files). */
 #pragma once
 #include <linux/types.h>
 
@@ -10,7 +12,8 @@ struct taskiter_thread_record {
 	__u64 voluntary, involuntary;   /* context switches */
 	__u64 rchar, wchar;        /* this thread's read(2)/write(2) bytes */
 	__u64 ended_rchar, ended_wchar; /* those of the process's threads that ended */
-	__u32 tid, pad;
+	__u32 tid;
+	__u32 threads;             /* the process's */
 };
 
 struct taskiter_file_record {

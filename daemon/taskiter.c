@@ -166,26 +166,13 @@ static int compare_tid(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
-int taskiter_read_threads(int fd, uint64_t start_time, struct taskiter_process *ret) {
-	struct taskiter_thread_record *rec;
+/* The process's figures from its thread records (n, one at least). */
+static int process_of(const struct taskiter_thread_record *rec, size_t n, struct taskiter_process *ret) {
 	struct taskiter_process p = { 0 };
-	size_t n;
-	char *buf;
-	int r = drain(fd, sizeof(*rec), &buf, &n);
 
-	if (r < 0)
-		return r;
-	rec = (struct taskiter_thread_record *)buf;
-	/* No thread left: gone, or a pid that another process has now. */
-	if (n == 0 || !same_process(rec[0].leader_start_ns, start_time)) {
-		free(buf);
-		return -ESRCH;
-	}
 	p.threads = calloc(n, sizeof(*p.threads));
-	if (!p.threads) {
-		free(buf);
+	if (!p.threads)
 		return -ENOMEM;
-	}
 	p.io.rchar = rec[0].ended_rchar;
 	p.io.wchar = rec[0].ended_wchar;
 	for (size_t i = 0; i < n; i++) {
@@ -197,27 +184,56 @@ int taskiter_read_threads(int fd, uint64_t start_time, struct taskiter_process *
 	}
 	p.n_threads = n;
 	qsort(p.threads, n, sizeof(*p.threads), compare_tid);
-	free(buf);
 	*ret = p;
 	return 0;
 }
 
-int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, size_t *n) {
-	struct taskiter_file_record *rec;
-	struct procfs_fd *fds;
-	size_t count;
+int taskiter_read_threads(int fd, uint64_t start_time, struct taskiter_process *ret) {
+	struct taskiter_thread_record *rec;
+	size_t n;
 	char *buf;
-	int r = drain(fd, sizeof(*rec), &buf, &count);
+	int r = drain(fd, sizeof(*rec), &buf, &n);
 
 	if (r < 0)
 		return r;
-	rec = (struct taskiter_file_record *)buf;
-	if (count > 0 && !same_process(rec[0].leader_start_ns, start_time)) {
+	rec = (struct taskiter_thread_record *)buf;
+	/* No thread left: gone, or a pid that another process has now. */
+	if (n == 0 || !same_process(rec[0].leader_start_ns, start_time))
+		r = -ESRCH;
+	else
+		r = process_of(rec, n, ret);
+	free(buf);
+	return r;
+}
+
+int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, size_t *n,
+			struct taskiter_process *single) {
+	const struct taskiter_thread_record *thread;
+	const struct taskiter_file_record *rec;
+	struct procfs_fd *fds;
+	size_t size, count;
+	char *buf;
+	int r = drain(fd, 1, &buf, &size);
+
+	if (r < 0)
+		return r;
+	*single = (struct taskiter_process){ .n_threads = 0 };
+	if (size < sizeof(*thread)) {   /* a process without files, or gone */
+		free(buf);
+		*ret = NULL;
+		*n = 0;
+		return 0;
+	}
+	thread = (const struct taskiter_thread_record *)buf;
+	rec = (const struct taskiter_file_record *)(buf + sizeof(*thread));
+	count = (size - sizeof(*thread)) / sizeof(*rec);
+	if (!same_process(thread->leader_start_ns, start_time)) {
 		free(buf);
 		return -ESRCH;
 	}
 	fds = calloc(count ? count : 1, sizeof(*fds));
-	if (!fds) {
+	if (!fds || (thread->threads == 1 && process_of(thread, 1, single) < 0)) {
+		free(fds);
 		free(buf);
 		return -ENOMEM;
 	}

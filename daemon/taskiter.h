@@ -47,5 +47,9 @@ struct taskiter_process {
 int taskiter_read_threads(int fd, uint64_t start_time, struct taskiter_process *ret);
 
 /* Its pipe and socket fds, as procfs_list_fds_at() lists them, through
- * taskiter_open(TASKITER_FILES). -ESRCH when that process is gone. */
-int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, size_t *n);
+ * taskiter_open(TASKITER_FILES); and, when it has a single thread, all that
+ * taskiter_read_threads() would tell in *single (n_threads 0 otherwise: a
+ * process with several threads, or without files). -ESRCH when that
+ * process is gone. */
+int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, size_t *n,
+			struct taskiter_process *single);

@@ -17,6 +17,7 @@
 struct seq_file;
 struct bpf_iter_meta {
 	struct seq_file *seq;
+	__u64 seq_num;             /* objects shown before this one */
 } __attribute__((preserve_access_index));
 struct task_io_accounting {
 	__u64 rchar, wchar;
@@ -28,6 +29,7 @@ struct sched_info {
 	unsigned long long run_delay;
 } __attribute__((preserve_access_index));
 struct signal_struct {
+	int nr_threads;
 	struct task_io_accounting ioac;
 } __attribute__((preserve_access_index));
 struct task_struct {
@@ -62,15 +64,12 @@ struct bpf_iter__task_file {
 	struct file *file;
 } __attribute__((preserve_access_index));
 
-SEC("iter/task")
-int threads(struct bpf_iter__task *ctx) {
-	struct task_struct *t = ctx->task;
+static __always_inline void write_thread(struct seq_file *seq, struct task_struct *t) {
 	struct taskiter_thread_record r = { 0 };
 
-	if (!t)
-		return 0;
 	r.leader_start_ns = t->group_leader->start_boottime;
 	r.tid = (__u32)t->pid;
+	r.threads = (__u32)t->signal->nr_threads;
 	r.run_ns = t->se.sum_exec_runtime;
 	r.wait_ns = t->sched_info.run_delay;
 	r.voluntary = t->nvcsw;
@@ -79,11 +78,21 @@ int threads(struct bpf_iter__task *ctx) {
 	r.wchar = t->ioac.wchar;
 	r.ended_rchar = t->signal->ioac.rchar;
 	r.ended_wchar = t->signal->ioac.wchar;
-	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
+	bpf_seq_write(seq, &r, sizeof(r));
+}
+
+SEC("iter/task")
+int threads(struct bpf_iter__task *ctx) {
+	struct task_struct *t = ctx->task;   /* checked once, used as checked */
+
+	if (t)
+		write_thread(ctx->meta->seq, t);
 	return 0;
 }
 
-/* Anonymous pipes (pipefs, as /proc shows "pipe:[INODE]") and sockets. */
+/* Anonymous pipes (pipefs, as /proc shows "pipe:[INODE]") and sockets;
+ * before the first file, the thread whose files they are: all a
+ * single-threaded process needs. */
 SEC("iter/task_file")
 int files(struct bpf_iter__task_file *ctx) {
 	struct task_struct *t = ctx->task;
@@ -93,6 +102,8 @@ int files(struct bpf_iter__task_file *ctx) {
 
 	if (!t || !f)
 		return 0;
+	if (ctx->meta->seq_num == 0)
+		write_thread(ctx->meta->seq, t);
 	magic = f->f_inode->i_sb->s_magic;
 	if (magic != PIPEFS_MAGIC && magic != SOCKFS_MAGIC)
 		return 0;

@@ -128,6 +128,7 @@ static void reads_pipes_and_sockets_as_proc_does(void) {
 	struct taskiter *it = load();
 	pid_t pid = spawn();
 	struct procfs_fd *bpf, *proc;
+	struct taskiter_process single;
 	size_t n_bpf, n_proc;
 	struct procfs_stat st;
 	int dir, fd;
@@ -137,7 +138,8 @@ static void reads_pipes_and_sockets_as_proc_does(void) {
 	dir = procfs_open("", pid, 0, "fd");
 	fd = taskiter_open(it, pid, TASKITER_FILES);
 	CHECK(dir >= 0 && fd >= 0);
-	CHECK_INT(taskiter_read_files(fd, st.start_time, &bpf, &n_bpf), 0);
+	CHECK_INT(taskiter_read_files(fd, st.start_time, &bpf, &n_bpf, &single), 0);
+	CHECK_INT(single.n_threads, 0);   /* three threads: the threads iterator tells of them */
 	CHECK_INT(procfs_list_fds_at(dir, &proc, &n_proc), 0);
 	qsort(bpf, n_bpf, sizeof(*bpf), compare_fd);
 	qsort(proc, n_proc, sizeof(*proc), compare_fd);
@@ -177,10 +179,10 @@ static void a_process_gone_or_another_reads_esrch(void) {
 	CHECK(threads >= 0 && files >= 0);
 	/* Another start time: the pid is another process's now. */
 	CHECK_INT(taskiter_read_threads(threads, st.start_time + 1, &p), -ESRCH);
-	CHECK_INT(taskiter_read_files(files, st.start_time + 1, &fds, &n), -ESRCH);
+	CHECK_INT(taskiter_read_files(files, st.start_time + 1, &fds, &n, &p), -ESRCH);
 	reap(pid);
 	CHECK_INT(taskiter_read_threads(threads, st.start_time, &p), -ESRCH);
-	CHECK_INT(taskiter_read_files(files, st.start_time, &fds, &n), 0);
+	CHECK_INT(taskiter_read_files(files, st.start_time, &fds, &n, &p), 0);
 	CHECK_INT(n, 0);
 	free(fds);
 	close(threads);
@@ -188,5 +190,50 @@ static void a_process_gone_or_another_reads_esrch(void) {
 	taskiter_free(it);
 }
 
+/* A single-threaded process: the files iterator tells all of it. */
+static void a_single_thread_comes_with_the_files(void) {
+	struct taskiter *it = load();
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	CHECK(pipe(ready) == 0);
+	pid = fork();
+	if (pid == 0) {
+		int p[2];
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (pipe(p) < 0 || write(p[1], "hello", 5) != 5 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		sleep_forever(NULL);
+	}
+	CHECK(read(ready[0], &c, 1) == 1);
+
+	struct procfs_stat st;
+	struct procfs_io io;
+	struct taskiter_process single;
+	struct procfs_fd *fds;
+	size_t n;
+	int fd = taskiter_open(it, pid, TASKITER_FILES), io_fd = procfs_open("", pid, 0, "io");
+
+	CHECK_INT(procfs_read_stat("", pid, &st), 0);
+	CHECK(fd >= 0 && io_fd >= 0);
+	CHECK_INT(taskiter_read_files(fd, st.start_time, &fds, &n, &single), 0);
+	CHECK_INT(procfs_pread_io(io_fd, &io), 0);
+	CHECK_INT(single.n_threads, 1);
+	CHECK(single.threads && single.threads[0].tid == pid);
+	printf("# wchar %llu through BPF, %llu through /proc; %zu pipe and socket fds\n",
+	       (unsigned long long)single.io.wchar, (unsigned long long)io.wchar, n);
+	CHECK(single.io.wchar == io.wchar && single.io.wchar >= 6);   /* it sleeps: both alike */
+	CHECK(n >= 4);   /* ready's two ends and its own pipe's */
+	free(single.threads);
+	free(fds);
+	close(fd);
+	close(io_fd);
+	close(ready[0]);
+	close(ready[1]);
+	reap(pid);
+	taskiter_free(it);
+}
+
 TEST_MAIN(T(reads_threads_as_proc_does), T(reads_pipes_and_sockets_as_proc_does),
-	  T(a_process_gone_or_another_reads_esrch))
+	  T(a_single_thread_comes_with_the_files), T(a_process_gone_or_another_reads_esrch))

@@ -58,9 +58,11 @@ static int read_one(int k, int fd, pid_t pid, uint64_t start_time) {
 			free(p.threads);
 		return r;
 	default:
-		r = taskiter_read_files(fd, start_time, &fds, &n);
-		if (r >= 0)
+		r = taskiter_read_files(fd, start_time, &fds, &n, &p);
+		if (r >= 0) {
 			free(fds);
+			free(p.threads);
+		}
 		return r;
 	}
 }
