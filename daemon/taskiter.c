@@ -41,7 +41,41 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-static int drain(int link, size_t record, char **ret, size_t *n);
+/* Everything the iterator has, into a buffer of whole records. */
+static int drain(int link, size_t record, char **ret, size_t *n) {
+	size_t size = 0, allocated = 64 * record;
+	char *buf = malloc(allocated);
+	int fd = bpf_iter_create(link), r = fd < 0 ? -errno : buf ? 0 : -ENOMEM;
+
+	while (r == 0) {
+		ssize_t got;
+		if (size == allocated) {
+			char *grown = realloc(buf, 2 * allocated);
+			if (!grown) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = grown;
+			allocated *= 2;
+		}
+		got = read(fd, buf + size, allocated - size);
+		if (got == 0)
+			break;
+		if (got > 0)
+			size += (size_t)got;
+		else if (errno != EINTR)
+			r = -errno;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*ret = buf;
+	*n = size / record;
+	return 0;
+}
 
 /* Iterators bound to one process came with Linux 6.1; a kernel must answer
  * for ourselves with our own threads alone, all of one start time. */
@@ -111,42 +145,6 @@ int taskiter_open(const struct taskiter *it, pid_t pid, enum taskiter_kind kind)
 	info.task.pid = (__u32)pid;
 	fd = bpf_link_create(bpf_program__fd(it->prog[kind]), 0, BPF_TRACE_ITER, &opts);
 	return fd < 0 ? -errno : fd;
-}
-
-/* Everything the iterator has, into a buffer of whole records. */
-static int drain(int link, size_t record, char **ret, size_t *n) {
-	size_t size = 0, allocated = 64 * record;
-	char *buf = malloc(allocated);
-	int fd = bpf_iter_create(link), r = fd < 0 ? -errno : buf ? 0 : -ENOMEM;
-
-	while (r == 0) {
-		ssize_t got;
-		if (size == allocated) {
-			char *grown = realloc(buf, 2 * allocated);
-			if (!grown) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = grown;
-			allocated *= 2;
-		}
-		got = read(fd, buf + size, allocated - size);
-		if (got == 0)
-			break;
-		if (got > 0)
-			size += (size_t)got;
-		else if (errno != EINTR)
-			r = -errno;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	*ret = buf;
-	*n = size / record;
-	return 0;
 }
 
 /* Whether a record's process is the one that started at start_time: the
