@@ -10,7 +10,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "read-cost.sh needs root" >&2; exit 1; }
-make -s all >/dev/null
+make -s all tools/bench/read-cost >/dev/null
 WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
 cleanup() {
 	pkill -f "ccxt-talk .* 600" 2>/dev/null || true
@@ -19,10 +19,6 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# shellcheck disable=SC2046
-cc -O2 -g -D_GNU_SOURCE -DTASKITER_OBJECT='"daemon/bpf/taskiter.bpf.o"' -Icommon -Idaemon \
-	-o "$WORK/read-cost" tools/bench/read-cost.c daemon/libccxd.a common/libcommon.a \
-	$(pkg-config --libs libsystemd libnl-3.0 hwloc inih json-c libbpf) -lpthread
 for i in $(seq 10); do
 	kind=pipe
 	[ $((i % 2)) -eq 0 ] && kind=unix
@@ -30,7 +26,7 @@ for i in $(seq 10); do
 done
 sleep 1
 # shellcheck disable=SC2046
-"$WORK/read-cost" $(cat "$WORK/pids") > "$WORK/out"
+tools/bench/read-cost $(cat "$WORK/pids") > "$WORK/out"
 get() { sed -n "s/^$1 //p" "$WORK/out"; }
 echo "| stat (either way) | /proc: io | status | fd listing | /proc in all | BPF: files (with the figures of a single thread) | threads (of a process with several) | BPF in all, one thread | several |"
 echo "|---|---|---|---|---|---|---|---|---|"
