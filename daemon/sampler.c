@@ -27,6 +27,7 @@ struct seen {
 	uint64_t start_time;
 	uint64_t ticks;            /* utime + stime */
 	uint64_t ticks_usec;       /* when they were read: several samples ago for the long idle */
+	uint64_t run_ns;           /* its CPU time to the nanosecond, when read in the batch; else 0 */
 	uint64_t busy_cycle;       /* the sample that last saw its CPU time grow (or first saw it) */
 	bool kthread;              /* a kernel thread: never placed, looked at only for pid reuse */
 	bool active;               /* used CPU in that window */
@@ -86,6 +87,7 @@ struct sampler {
 	size_t n_cpu_times;
 	struct sockdiag *diag;     /* NULL: sockets are not sampled */
 	struct taskiter *bpf;      /* NULL: everything is read from /proc */
+	bool batch;                /* those active at the previous sample in one read (bpf) */
 	size_t n_kept, max_kept;   /* /proc fds and iterator links kept open, and how many may be */
 };
 
@@ -132,6 +134,7 @@ int sampler_new(const char *root, struct sampler **ret) {
 			log_info_errno(r, "No BPF task iterators (%m): active processes are read from /proc");
 			s->bpf = NULL;
 		}
+		s->batch = s->bpf && taskiter_can_batch(s->bpf);
 	}
 	*ret = s;
 	return 0;
@@ -140,6 +143,11 @@ int sampler_new(const char *root, struct sampler **ret) {
 void sampler_read_proc(struct sampler *s) {
 	taskiter_free(s->bpf);
 	s->bpf = NULL;
+	s->batch = false;
+}
+
+void sampler_read_each(struct sampler *s) {
+	s->batch = false;
 }
 
 const char *sampler_source(const struct sampler *s) {
@@ -507,18 +515,50 @@ static int read_threads_bpf(struct sampler *s, struct seen *now, struct taskiter
 	return r;
 }
 
+/* What was read of an active process through BPF into now and p: its
+ * threads, io and switches (tp) and its fds, read at read_usec. Takes tp's
+ * threads and fds. The switches are kept for switches_of_members(). */
+static int take_bpf(struct scan *sc, const struct seen *before, struct seen *now, struct sampler_process *p,
+		    size_t proc, double window_s, struct taskiter_process *tp, struct procfs_fd *fds, size_t n_fds,
+		    uint64_t read_usec) {
+	bool baseline = before && before->threads;
+	unsigned busy = 0;
+
+	now->threads = calloc(tp->n_threads, sizeof(*now->threads));
+	if (!now->threads) {
+		free(tp->threads);
+		free(fds);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < tp->n_threads; i++) {
+		struct thread_seen *t = &now->threads[i], *hit = NULL;
+		*t = (struct thread_seen){ .tid = tp->threads[i].tid, .ns = tp->threads[i].ns, .have_ns = true,
+					   .schedstat_fd = -1, .status_fd = -1 };
+		if (baseline)
+			hit = bsearch(t, before->threads, before->n_threads, sizeof(*t), compare_thread);
+		if (tp->n_threads > 1 && thread_busy(hit, t, window_s))
+			busy++;
+	}
+	now->n_threads = tp->n_threads;
+	free(tp->threads);
+	p->busy_threads = baseline ? busy : 0;
+	io_rates(now, p, &tp->io, read_usec);
+	now->have_fresh_switches = true;
+	now->fresh_switches = tp->switches;
+	now->fresh_usec = read_usec;
+	return add_endpoints(sc, fds, n_fds, proc);
+}
+
 /* read_active() through the process's BPF iterators: its pipe and socket
  * fds in one read, which for a single-threaded process also has its times,
  * switches and I/O bytes; those of a process with several threads in
- * another. The switches are kept for switches_of_members(). -EOPNOTSUPP
- * when the iterators could not be read: then /proc is. */
+ * another. -EOPNOTSUPP when the iterators could not be read: then /proc
+ * is. */
 static int read_active_bpf(struct sampler *s, struct scan *sc, struct seen *before, struct seen *now,
 			   struct sampler_process *p, size_t proc, double window_s) {
-	bool baseline = before && before->threads;
 	struct taskiter_process tp;
 	struct procfs_fd *fds = NULL;
 	size_t n_fds = 0;
-	unsigned busy = 0;
 	int r = keep_link(s, &now->files_link, now->pid, TASKITER_FILES);
 
 	if (r >= 0)
@@ -541,36 +581,14 @@ static int read_active_bpf(struct sampler *s, struct scan *sc, struct seen *befo
 		sampler_read_proc(s);
 		return -EOPNOTSUPP;
 	}
-
-	now->threads = calloc(tp.n_threads, sizeof(*now->threads));
-	if (!now->threads) {
-		free(tp.threads);
-		free(fds);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < tp.n_threads; i++) {
-		struct thread_seen *t = &now->threads[i], *hit = NULL;
-		*t = (struct thread_seen){ .tid = tp.threads[i].tid, .ns = tp.threads[i].ns, .have_ns = true,
-					   .schedstat_fd = -1, .status_fd = -1 };
-		if (baseline)
-			hit = bsearch(t, before->threads, before->n_threads, sizeof(*t), compare_thread);
-		if (tp.n_threads > 1 && thread_busy(hit, t, window_s))
-			busy++;
-	}
-	now->n_threads = tp.n_threads;
-	free(tp.threads);
-	p->busy_threads = baseline ? busy : 0;
-	io_rates(now, p, &tp.io, read_usec);
-	now->have_fresh_switches = true;
-	now->fresh_switches = tp.switches;
-	now->fresh_usec = read_usec;
-	return add_endpoints(sc, fds, n_fds, proc);
+	return take_bpf(sc, before, now, p, proc, window_s, &tp, fds, n_fds, read_usec);
 }
 
 /* Reads what an active process did in the window into p: its threads,
  * its io and its fds (its context switches wait for its channels). */
 static int read_active(struct sampler *s, struct scan *sc, struct seen *before, struct seen *now,
-		       const struct procfs_stat *st, struct sampler_process *p, size_t proc, double window_s) {
+		       const struct procfs_stat *st, struct taskiter_batch_entry *batched, uint64_t batch_usec,
+		       struct sampler_process *p, size_t proc, double window_s) {
 	pid_t *tids = NULL, pid = now->pid;
 	size_t n_tids = 0;
 	int r;
@@ -582,6 +600,13 @@ static int read_active(struct sampler *s, struct scan *sc, struct seen *before, 
 		now->threads_link = before->threads_link;
 		now->files_link = before->files_link;
 		before->io_fd = before->fd_dir = before->task_dir = before->threads_link = before->files_link = -1;
+	}
+	if (batched) {   /* read already, with the others of the batch */
+		struct taskiter_process tp = batched->process;
+		struct procfs_fd *fds = batched->fds;
+		batched->process.threads = NULL;   /* both are take_bpf()'s now */
+		batched->fds = NULL;
+		return take_bpf(sc, before, now, p, proc, window_s, &tp, fds, batched->n_fds, batch_usec);
 	}
 	if (s->bpf) {
 		r = read_active_bpf(s, sc, before, now, p, proc, window_s);
@@ -649,9 +674,91 @@ static int read_stat(struct sampler *s, pid_t pid, int *fd, struct procfs_stat *
 	return r;
 }
 
+/* The processes active at the previous sample, read through BPF in one
+ * read: they are active at this one too (is_active()), and what the batch
+ * tells of them is all that their stat would. Those with several threads
+ * are read through their threads iterators too. */
+struct batch {
+	struct taskiter_batch_entry *e;   /* by pid */
+	size_t n, next;            /* next: where scan_processes() has come to */
+	uint64_t usec;             /* when they were read */
+};
+
+static void batch_free(struct batch *b) {
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->e[i].fds);
+		free(b->e[i].process.threads);
+	}
+	free(b->e);
+}
+
+static int read_batch(struct sampler *s, struct batch *b) {
+	size_t n = 0;
+	int r;
+
+	for (size_t i = 0; i < s->n_seen; i++)
+		n += s->seen[i].active;
+	if (n == 0)
+		return 0;
+	b->e = calloc(n, sizeof(*b->e));
+	if (!b->e)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_seen; i++)
+		if (s->seen[i].active)
+			b->e[b->n++] = (struct taskiter_batch_entry){ .pid = s->seen[i].pid,
+								      .start_time = s->seen[i].start_time };
+	r = taskiter_read_batch(s->bpf, b->e, b->n);
+	b->usec = monotonic_usec();
+	if (r < 0 && r != -ENOMEM) {
+		log_warning_errno(r, "Reading active processes through the BPF batch iterator failed (%m): "
+				  "reading them one by one from now on");
+		s->batch = false;
+		r = 0;
+	}
+	if (!s->batch || r < 0) {
+		batch_free(b);
+		*b = (struct batch){ .e = NULL };
+		return r;
+	}
+	for (size_t i = 0, k = 0; i < b->n; i++) {
+		struct taskiter_batch_entry *e = &b->e[i];
+		if (e->r < 0 || e->process.n_threads > 0)
+			continue;
+		while (s->seen[k].pid != e->pid)   /* both by pid, every entry from seen */
+			k++;
+		r = read_threads_bpf(s, &s->seen[k], &e->process);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			e->r = r;   /* then read as any other, from its stat */
+	}
+	return 0;
+}
+
+/* The batch's entry for pid, if it was read; b->next walks along. */
+static struct taskiter_batch_entry *batched(struct batch *b, pid_t pid) {
+	while (b->next < b->n && b->e[b->next].pid < pid)
+		b->next++;
+	return b->next < b->n && b->e[b->next].pid == pid && b->e[b->next].r == 0 ? &b->e[b->next] : NULL;
+}
+
+/* What stat would tell of a process read in the batch. Its CPU time in
+ * clock ticks is at times one more than stat's, which rounds user and
+ * system time down each: the difference from one sample to the next is
+ * taken as none when it is less than none. */
+static void stat_of(const struct sampler *s, const struct taskiter_batch_entry *e, struct procfs_stat *st) {
+	*st = (struct procfs_stat){ .pid = e->pid,
+				    .utime = e->process.run_ns / (1000000000 / (uint64_t)s->ticks_per_s),
+				    .threads = e->threads,
+				    .start_time = e->start_time,
+				    .processor = e->last_cpu };
+	memcpy(st->comm, e->comm, sizeof(st->comm));
+}
+
 static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_result *res, struct scan *sc) {
 	/* A process born since the last sample: its ticks over the window. */
 	double default_window_s = res->window_usec ? (double)res->window_usec / 1e6 : 1.0;
+	struct batch b = { .e = NULL };
 	pid_t *pids;
 	size_t n, k = 0;
 	int r = procfs_list_pids(s->root, &pids, &n);
@@ -660,7 +767,10 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		return r;
 	if (n > 1)   /* pids is NULL for an empty /proc (a test's fixture) */
 		qsort(pids, n, sizeof(*pids), compare_pid);
-	for (size_t i = 0; i < n; i++) {
+	if (s->batch)
+		r = read_batch(s, &b);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		struct taskiter_batch_entry *e;
 		struct procfs_stat st;
 		struct seen now, *before = NULL;
 		uint64_t used;
@@ -673,7 +783,8 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		while (k < s->n_seen && s->seen[k].pid < pids[i])
 			k++;
 		bool known = k < s->n_seen && s->seen[k].pid == pids[i];
-		if (known && !look_now(s, &s->seen[k])) {
+		e = known ? batched(&b, pids[i]) : NULL;
+		if (known && !e && !look_now(s, &s->seen[k])) {
 			r = carry_over(sc, &s->seen[k]);
 			if (r < 0)
 				break;
@@ -683,12 +794,14 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			fd = s->seen[k].stat_fd;
 			s->seen[k].stat_fd = -1;   /* moves to this sample's entry */
 		}
-		if (read_stat(s, pids[i], &fd, &st) < 0)
+		if (e)
+			stat_of(s, e, &st);
+		else if (read_stat(s, pids[i], &fd, &st) < 0)
 			continue;
 		if (known && s->seen[k].start_time == st.start_time)
 			before = &s->seen[k];
 		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime,
-				     .ticks_usec = now_usec, .stat_fd = fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1,
+				     .run_ns = e ? e->process.run_ns : 0, .ticks_usec = now_usec, .stat_fd = fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1,
 				     .threads_link = -1, .files_link = -1 };
 		if (st.flags & PROCFS_PF_KTHREAD) {
 			now.kthread = true;
@@ -700,7 +813,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			continue;
 		}
 		res->n_scanned++;
-		used = before ? now.ticks - before->ticks : 0;
+		used = before && now.ticks > before->ticks ? now.ticks - before->ticks : 0;
 		now.busy_cycle = used == 0 && before ? before->busy_cycle : s->cycle;
 		/* Over the time since they were read, which for a process that
 		 * slept long is several samples. */
@@ -727,15 +840,24 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			res->procs = p;
 			p = &p[res->n_procs++];
 			memset(p, 0, sizeof(*p));
-			now.active = now.ticks > (before ? before->ticks : 0);
 			if (!before)
 				used = now.ticks;
+			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
+			now.active = now.ticks > (before ? before->ticks : 0);
+			/* To the nanosecond where both samples read it so: a light
+			 * stream does not use a tick each window. */
+			if (before && before->run_ns && now.run_ns) {
+				uint64_t used_ns = now.run_ns > before->run_ns ? now.run_ns - before->run_ns : 0;
+				p->cpu = (double)used_ns / 1e9 / window_s;
+				now.active = used_ns > 0;
+			}
+			if (now.active)
+				now.busy_cycle = s->cycle;
 			p->pid = pids[i];
 			p->start_time = st.start_time;
 			memcpy(p->comm, st.comm, sizeof(p->comm));
-			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
 			p->last_cpu = st.processor;
-			r = read_active(s, sc, before, &now, &st, p, res->n_procs - 1, window_s);
+			r = read_active(s, sc, before, &now, &st, e, b.usec, p, res->n_procs - 1, window_s);
 		}
 		struct seen *grown = r < 0 ? NULL : grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
 		if (!grown) {
@@ -746,6 +868,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		sc->seen = grown;
 		sc->seen[sc->n_seen++] = now;
 	}
+	batch_free(&b);
 	free(pids);
 	return r < 0 ? r : 0;
 }

@@ -71,6 +71,9 @@ int sampler_new(const char *root, struct sampler **ret);
 void sampler_free(struct sampler *s);
 /* From now on reads everything from /proc. */
 void sampler_read_proc(struct sampler *s);
+/* From now on reads each active process through iterators of its own,
+ * not those active at the previous sample in one read. */
+void sampler_read_each(struct sampler *s);
 /* "bpf" or "proc": where active processes are read from. */
 const char *sampler_source(const struct sampler *s);
 

@@ -23,6 +23,10 @@ extern const char taskiter_object[], taskiter_object_end[];
 struct taskiter {
 	struct bpf_object *obj;
 	struct bpf_program *prog[2];   /* by enum taskiter_kind */
+	int batch_link;            /* the batch iterator's, bound to its map; -1 without */
+	int wanted;                /* that map */
+	pid_t *in_map;             /* the pids in it, sorted */
+	size_t n_in_map, allocated_in_map;
 };
 
 /* libbpf's own messages: its warnings (a kernel without BTF, a refused
@@ -101,24 +105,74 @@ static int answers_for_one(const struct taskiter *it) {
 	return r;
 }
 
+static void unload(struct taskiter *it) {
+	if (it->batch_link >= 0)
+		close(it->batch_link);
+	bpf_object__close(it->obj);
+	free(it->in_map);
+	*it = (struct taskiter){ .batch_link = -1, .wanted = -1 };
+}
+
+/* The object, loaded with the batch iterator or without it (then unload()
+ * and load again: a kernel before 6.13 lacks what it needs). */
+static int load(struct taskiter *it, bool batch) {
+	struct bpf_program *prog;
+	int r;
+
+	it->obj = bpf_object__open_mem(taskiter_object, (size_t)(taskiter_object_end - taskiter_object), NULL);
+	if (!it->obj)
+		return -errno;
+	prog = bpf_object__find_program_by_name(it->obj, "batch");
+	it->prog[TASKITER_THREADS] = bpf_object__find_program_by_name(it->obj, "threads");
+	it->prog[TASKITER_FILES] = bpf_object__find_program_by_name(it->obj, "files");
+	if (!prog || !it->prog[TASKITER_THREADS] || !it->prog[TASKITER_FILES])
+		return -ENOENT;
+	bpf_program__set_autoload(prog, batch);
+	r = bpf_object__load(it->obj);
+	if (r < 0 || !batch)
+		return r;
+	it->wanted = bpf_object__find_map_fd_by_name(it->obj, "wanted");
+	if (it->wanted < 0)
+		return -ENOENT;
+	union bpf_iter_link_info info = { .map.map_fd = (__u32)it->wanted };
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .iter_info = &info, .iter_info_len = sizeof(info));
+	it->batch_link = bpf_link_create(bpf_program__fd(prog), 0, BPF_TRACE_ITER, &opts);
+	return it->batch_link < 0 ? -errno : 0;
+}
+
+/* The batch iterator must find ourselves by our pid, as we number it. */
+static int batch_answers(struct taskiter *it) {
+	struct taskiter_batch_entry self = { .pid = getpid() };
+	struct procfs_stat st;
+	int r = procfs_read_stat("", self.pid, &st);
+
+	if (r < 0)
+		return r;
+	self.start_time = st.start_time;
+	r = taskiter_read_batch(it, &self, 1);
+	if (r == 0 && self.r < 0)
+		r = -EOPNOTSUPP;
+	free(self.process.threads);
+	free(self.fds);
+	return r;
+}
+
 int taskiter_new(struct taskiter **ret) {
-	struct taskiter *it = calloc(1, sizeof(*it));
+	struct taskiter *it = malloc(sizeof(*it));
 	int r;
 
 	if (!it)
 		return -ENOMEM;
+	*it = (struct taskiter){ .batch_link = -1, .wanted = -1 };
 	libbpf_set_print(print_libbpf);
-	it->obj = bpf_object__open_mem(taskiter_object, (size_t)(taskiter_object_end - taskiter_object), NULL);
-	if (!it->obj) {
-		r = -errno;
-		free(it);
-		return r;
+	r = load(it, true);
+	if (r == 0)
+		r = batch_answers(it);
+	if (r < 0) {
+		log_debug_errno(r, "No BPF batch iterator (%m): active processes are read one by one");
+		unload(it);
+		r = load(it, false);
 	}
-	r = bpf_object__load(it->obj);
-	it->prog[TASKITER_THREADS] = bpf_object__find_program_by_name(it->obj, "threads");
-	it->prog[TASKITER_FILES] = bpf_object__find_program_by_name(it->obj, "files");
-	if (r == 0 && (!it->prog[TASKITER_THREADS] || !it->prog[TASKITER_FILES]))
-		r = -ENOENT;
 	if (r == 0)
 		r = answers_for_one(it);
 	if (r < 0) {
@@ -132,8 +186,12 @@ int taskiter_new(struct taskiter **ret) {
 void taskiter_free(struct taskiter *it) {
 	if (!it)
 		return;
-	bpf_object__close(it->obj);
+	unload(it);
 	free(it);
+}
+
+bool taskiter_can_batch(const struct taskiter *it) {
+	return it->batch_link >= 0;
 }
 
 int taskiter_open(const struct taskiter *it, pid_t pid, enum taskiter_kind kind) {
@@ -173,8 +231,10 @@ static int process_of(const struct taskiter_thread_record *rec, size_t n, struct
 		return -ENOMEM;
 	p.io.rchar = rec[0].ended_rchar;
 	p.io.wchar = rec[0].ended_wchar;
+	p.run_ns = rec[0].ended_run_ns;
 	for (size_t i = 0; i < n; i++) {
 		p.threads[i] = (struct taskiter_thread){ .tid = (pid_t)rec[i].tid, .ns = rec[i].run_ns + rec[i].wait_ns };
+		p.run_ns += rec[i].run_ns;
 		p.io.rchar += rec[i].rchar;
 		p.io.wchar += rec[i].wchar;
 		p.switches.voluntary += rec[i].voluntary;
@@ -202,6 +262,15 @@ int taskiter_read_threads(int fd, uint64_t start_time, struct taskiter_process *
 		r = process_of(rec, n, ret);
 	free(buf);
 	return r;
+}
+
+static void fds_of(const struct taskiter_file_record *rec, size_t n, struct procfs_fd *ret) {
+	for (size_t i = 0; i < n; i++)
+		ret[i] = (struct procfs_fd){ .fd = (int)rec[i].fd,
+					     .kind = rec[i].socket ? PROCFS_FD_SOCKET : PROCFS_FD_PIPE,
+					     .inode = rec[i].inode,
+					     .readable = (rec[i].f_mode & 0x1) != 0,
+					     .writable = (rec[i].f_mode & 0x2) != 0 };
 }
 
 int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, size_t *n,
@@ -235,14 +304,109 @@ int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, siz
 		free(buf);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < count; i++)
-		fds[i] = (struct procfs_fd){ .fd = (int)rec[i].fd,
-					     .kind = rec[i].socket ? PROCFS_FD_SOCKET : PROCFS_FD_PIPE,
-					     .inode = rec[i].inode,
-					     .readable = (rec[i].f_mode & 0x1) != 0,
-					     .writable = (rec[i].f_mode & 0x2) != 0 };
+	fds_of(rec, count, fds);
 	free(buf);
 	*ret = fds;
 	*n = count;
 	return 0;
+}
+
+/* The map holds the pids of e (sorted, n) and no other: those that left
+ * are deleted, the new added; one that does not fit reads -ENOSPC. */
+static int want(struct taskiter *it, struct taskiter_batch_entry *e, size_t n) {
+	pid_t *now = malloc((n ? n : 1) * sizeof(*now));
+	size_t k = 0, n_now = 0;
+	__u32 key, value = 0;
+
+	if (!now)
+		return -ENOMEM;
+	for (size_t i = 0; i <= n; i++) {
+		/* Both sorted: those of in_map that e lacks are deleted. */
+		while (k < it->n_in_map && (i == n || it->in_map[k] < e[i].pid)) {
+			key = (__u32)it->in_map[k++];
+			bpf_map_delete_elem(it->wanted, &key);
+		}
+		if (i == n)
+			break;
+		key = (__u32)e[i].pid;
+		if (k < it->n_in_map && it->in_map[k] == e[i].pid)
+			k++;
+		else if (bpf_map_update_elem(it->wanted, &key, &value, BPF_ANY) < 0) {
+			e[i].r = -ENOSPC;
+			continue;
+		}
+		now[n_now++] = e[i].pid;
+	}
+	free(it->in_map);
+	it->in_map = now;
+	it->n_in_map = n_now;
+	return 0;
+}
+
+static int compare_entry(const void *key, const void *entry) {
+	pid_t x = *(const pid_t *)key, y = ((const struct taskiter_batch_entry *)entry)->pid;
+
+	return (x > y) - (x < y);
+}
+
+/* One batch record, with its fds, into the entry of its pid. */
+static int take(const struct taskiter_batch_record *head, const struct taskiter_file_record *rec,
+		struct taskiter_batch_entry *e) {
+	if (!same_process(head->thread.leader_start_ns, e->start_time))
+		return 0;   /* the pid is another process's now: -ESRCH stays */
+	if (head->truncated) {
+		e->r = -E2BIG;
+		return 0;
+	}
+	e->fds = calloc(head->n_fds ? head->n_fds : 1, sizeof(*e->fds));
+	if (!e->fds || (head->thread.threads == 1 && process_of(&head->thread, 1, &e->process) < 0))
+		return -ENOMEM;
+	fds_of(rec, head->n_fds, e->fds);
+	e->n_fds = head->n_fds;
+	e->threads = head->thread.threads;
+	e->last_cpu = (int)head->cpu;
+	memcpy(e->comm, head->comm, sizeof(e->comm));
+	e->comm[sizeof(e->comm) - 1] = '\0';
+	e->r = 0;
+	return 0;
+}
+
+int taskiter_read_batch(struct taskiter *it, struct taskiter_batch_entry *e, size_t n) {
+	const struct taskiter_batch_record *head;
+	size_t size, off = 0;
+	char *buf;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		e[i].r = -ESRCH;   /* until its record is read */
+		e[i].process = (struct taskiter_process){ .n_threads = 0 };
+		e[i].fds = NULL;
+		e[i].n_fds = 0;
+	}
+	r = want(it, e, n);
+	if (r < 0)
+		return r;
+	r = drain(it->batch_link, 1, &buf, &size);
+	if (r < 0)
+		return r;
+	while (r == 0 && size - off >= sizeof(*head)) {
+		const struct taskiter_file_record *fds;
+		struct taskiter_batch_entry *hit;
+		pid_t pid;
+
+		head = (const struct taskiter_batch_record *)(buf + off);
+		fds = (const struct taskiter_file_record *)(buf + off + sizeof(*head));
+		off += sizeof(*head);
+		if (head->n_fds > (size - off) / sizeof(*fds)) {
+			r = -EBADMSG;
+			break;
+		}
+		off += head->n_fds * sizeof(*fds);
+		pid = (pid_t)head->pid;
+		hit = bsearch(&pid, e, n, sizeof(*e), compare_entry);
+		if (hit && hit->r == -ESRCH)
+			r = take(head, fds, hit);
+	}
+	free(buf);
+	return r;
 }

@@ -1,12 +1,16 @@
-/* What the sampler reads of an active process, through BPF iterators bound
- * to it (daemon/bpf/taskiter.bpf.c) instead of /proc: its threads' times,
+/* What the sampler reads of an active process, through BPF iterators
+ * (daemon/bpf/taskiter.bpf.c) instead of /proc: its threads' times,
  * context switches and I/O bytes, and its pipe and socket fds, in one
- * read(2) each instead of one system call per file and per fd.
+ * read(2) each instead of one system call per file and per fd; and, with
+ * the batch iterator, those of many processes in one read(2).
  *
  * Needs a kernel with BTF and task iterators bound to a process (6.1 and
  * later) and the right to load BPF programs (CAP_BPF and CAP_PERFMON, or
- * root). Without them taskiter_new() fails and the sampler reads /proc. */
+ * root). Without them taskiter_new() fails and the sampler reads /proc.
+ * The batch iterator needs Linux 6.13 (bpf_task_from_vpid()); without it
+ * taskiter_can_batch() is false and processes are read one by one. */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -35,6 +39,7 @@ struct taskiter_thread {
 };
 
 struct taskiter_process {
+	uint64_t run_ns;           /* its CPU time, ended threads included */
 	struct procfs_io io;       /* its read(2)/write(2) bytes, ended threads included (syscr, syscw: 0) */
 	struct procfs_switches switches;   /* of its threads */
 	struct taskiter_thread *threads;   /* by tid */
@@ -53,3 +58,29 @@ int taskiter_read_threads(int fd, uint64_t start_time, struct taskiter_process *
  * process is gone. */
 int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, size_t *n,
 			struct taskiter_process *single);
+
+/* ---- many processes in one read -------------------------------------- */
+
+bool taskiter_can_batch(const struct taskiter *it);
+
+struct taskiter_batch_entry {
+	pid_t pid;                 /* asked: the process that started at start_time */
+	uint64_t start_time;       /* (clock ticks since boot) */
+	int r;                     /* 0: read. -ESRCH: gone, or the pid is another's. Not read
+				    * here: -E2BIG, more pipes and sockets than a batch holds
+				    * (TASKITER_BATCH_FDS); -ENOSPC, more processes */
+	unsigned threads;          /* how many it has */
+	int last_cpu;              /* of its first thread, as /proc/PID/stat has it */
+	char comm[16];
+	struct taskiter_process process;   /* of a single thread; n_threads 0 with several:
+					    * read those through taskiter_read_threads() */
+	struct procfs_fd *fds;     /* as taskiter_read_files() */
+	size_t n_fds;
+};
+
+/* What taskiter_read_threads() and taskiter_read_files() would tell of the
+ * processes of e (n, sorted by pid), in one read(2). The pids are kept in a
+ * map from call to call, so that the next call with mostly the same
+ * processes changes little. The caller frees each entry's fds and
+ * process.threads, whatever it returns: 0, or -errno when the read failed. */
+int taskiter_read_batch(struct taskiter *it, struct taskiter_batch_entry *e, size_t n);

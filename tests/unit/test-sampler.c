@@ -12,16 +12,22 @@
 #include <time.h>
 
 #include "sampler.h"
+#include "taskiter.h"
 #include "test.h"
 
 
 /* The second pass of main(): the sampler reads /proc alone. */
-static bool read_proc;
+/* Each test runs with active processes read as ccxd reads them here (the
+ * BPF batch iterator where it loads), then with an iterator of each
+ * process's own, then from /proc. */
+static enum { READ_AS_CCXD, READ_EACH, READ_PROC } reading;
 
 static int new_sampler(struct sampler **s) {
 	int r = sampler_new("", s);
 
-	if (r >= 0 && read_proc)
+	if (r >= 0 && reading == READ_EACH)
+		sampler_read_each(*s);
+	if (r >= 0 && reading == READ_PROC)
 		sampler_read_proc(*s);
 	return r;
 }
@@ -497,15 +503,23 @@ int main(void) {
 	  T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
 	  T(idle_processes_are_not_active) };
 	size_t n = sizeof(tests) / sizeof(tests[0]);
+	struct taskiter *it = NULL;
 	struct sampler *s;
+	bool batch = taskiter_new(&it) == 0 && taskiter_can_batch(it);
 	int failed;
 
+	taskiter_free(it);
 	if (sampler_new("", &s) < 0)
 		return 1;
-	printf("# active processes read from %s\n", sampler_source(s));
+	printf("# active processes read from %s%s\n", sampler_source(s), batch ? ", in batches" : "");
 	sampler_free(s);
 	failed = test_run_all(tests, n);
-	read_proc = true;
+	if (batch) {
+		reading = READ_EACH;
+		printf("# again, each process through iterators of its own\n");
+		failed |= test_run_all(tests, n);
+	}
+	reading = READ_PROC;
 	printf("# again, from /proc\n");
 	return test_run_all(tests, n) || failed;
 }

@@ -81,6 +81,12 @@ static void reap(pid_t pid) {
 	waitpid(pid, NULL, 0);
 }
 
+static int compare_pid_entry(const void *a, const void *b) {
+	pid_t x = ((const struct taskiter_batch_entry *)a)->pid, y = ((const struct taskiter_batch_entry *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
 static void reads_threads_as_proc_does(void) {
 	struct taskiter *it = load();
 	pid_t pid = spawn(), *tids;
@@ -235,5 +241,128 @@ static void a_single_thread_comes_with_the_files(void) {
 	taskiter_free(it);
 }
 
+/* A child that holds a pipe and has written to it, and sleeps. */
+static pid_t spawn_single(void) {
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int p[2];
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, "single");
+		if (pipe(p) < 0 || write(p[1], "hello", 5) != 5 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		sleep_forever(NULL);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		pid = -1;
+	close(ready[0]);
+	return pid;
+}
+
+static void same_fds_as_proc(pid_t pid, struct procfs_fd *bpf, size_t n_bpf) {
+	struct procfs_fd *proc;
+	size_t n_proc;
+	int dir = procfs_open("", pid, 0, "fd");
+
+	CHECK(dir >= 0);
+	CHECK_INT(procfs_list_fds_at(dir, &proc, &n_proc), 0);
+	close(dir);
+	qsort(bpf, n_bpf, sizeof(*bpf), compare_fd);
+	qsort(proc, n_proc, sizeof(*proc), compare_fd);
+	CHECK_INT(n_bpf, n_proc);
+	for (size_t i = 0; i < n_bpf && i < n_proc; i++) {
+		CHECK_INT(bpf[i].fd, proc[i].fd);
+		CHECK_INT(bpf[i].kind, proc[i].kind);
+		CHECK(bpf[i].inode == proc[i].inode);
+		CHECK_INT(bpf[i].readable, proc[i].readable);
+		CHECK_INT(bpf[i].writable, proc[i].writable);
+	}
+	free(proc);
+}
+
+/* Several processes in one read: each as /proc tells it, a gone one and
+ * one asked with another start time -ESRCH; and the next read, with one
+ * process less and one more, tells of those asked then. */
+static void a_batch_reads_each_as_proc_does(void) {
+	struct taskiter *it = load();
+	pid_t many = spawn(), single = spawn_single(), gone = spawn_single();
+	struct procfs_stat st_many, st_single, st_gone;
+	struct taskiter_batch_entry e[3];
+	long tick_ns = 1000000000L / sysconf(_SC_CLK_TCK);
+
+	if (!taskiter_can_batch(it)) {
+		printf("# no batch iterator here (a kernel before 6.13)\n");
+		taskiter_free(it);
+		test_exit(77);
+	}
+	CHECK(many > 0 && single > 0 && gone > 0);
+	usleep(100000);   /* for the writer to write */
+	CHECK_INT(procfs_read_stat("", many, &st_many), 0);
+	CHECK_INT(procfs_read_stat("", single, &st_single), 0);
+	CHECK_INT(procfs_read_stat("", gone, &st_gone), 0);
+	reap(gone);
+	e[0] = (struct taskiter_batch_entry){ .pid = many, .start_time = st_many.start_time };
+	e[1] = (struct taskiter_batch_entry){ .pid = single, .start_time = st_single.start_time };
+	e[2] = (struct taskiter_batch_entry){ .pid = gone, .start_time = st_gone.start_time };
+	qsort(e, 3, sizeof(*e), compare_pid_entry);
+	CHECK_INT(taskiter_read_batch(it, e, 3), 0);
+	for (size_t i = 0; i < 3; i++) {
+		struct procfs_stat st;
+		if (e[i].pid == gone) {
+			CHECK_INT(e[i].r, -ESRCH);
+			continue;
+		}
+		CHECK_INT(e[i].r, 0);
+		CHECK_INT(procfs_read_stat("", e[i].pid, &st), 0);
+		CHECK_INT(e[i].threads, st.threads);
+		CHECK_STR(e[i].comm, st.comm);
+		CHECK(e[i].last_cpu >= 0 && e[i].last_cpu < sysconf(_SC_NPROCESSORS_CONF));
+		same_fds_as_proc(e[i].pid, e[i].fds, e[i].n_fds);
+		if (e[i].pid == many) {
+			CHECK_INT(e[i].process.n_threads, 0);   /* read through its threads iterator */
+		} else {
+			struct procfs_io io;
+			uint64_t ticks = st.utime + st.stime;
+			int io_fd = procfs_open("", single, 0, "io");
+			CHECK_INT(e[i].process.n_threads, 1);
+			CHECK_INT(procfs_pread_io(io_fd, &io), 0);
+			close(io_fd);
+			CHECK(e[i].process.io.wchar == io.wchar && io.wchar >= 6);
+			/* /proc splits the same nanoseconds into user and system ticks. */
+			printf("# %llu ns through BPF, %llu ticks through /proc\n",
+			       (unsigned long long)e[i].process.run_ns, (unsigned long long)ticks);
+			CHECK(e[i].process.run_ns / (uint64_t)tick_ns <= ticks + 1);
+			CHECK(ticks <= e[i].process.run_ns / (uint64_t)tick_ns + 1);
+		}
+		free(e[i].fds);
+		free(e[i].process.threads);
+	}
+
+	/* Asked again: the same process with a start time not its own, and our own. */
+	struct procfs_stat self;
+	CHECK_INT(procfs_read_stat("", getpid(), &self), 0);
+	e[0] = (struct taskiter_batch_entry){ .pid = single, .start_time = st_single.start_time + 1 };
+	e[1] = (struct taskiter_batch_entry){ .pid = getpid(), .start_time = self.start_time };
+	qsort(e, 2, sizeof(*e), compare_pid_entry);
+	CHECK_INT(taskiter_read_batch(it, e, 2), 0);
+	for (size_t i = 0; i < 2; i++) {
+		CHECK_INT(e[i].r, e[i].pid == single ? -ESRCH : 0);
+		if (e[i].pid == getpid())
+			CHECK_INT(e[i].threads, 1);
+		free(e[i].fds);
+		free(e[i].process.threads);
+	}
+	reap(many);
+	reap(single);
+	taskiter_free(it);
+}
+
 TEST_MAIN(T(reads_threads_as_proc_does), T(reads_pipes_and_sockets_as_proc_does),
-	  T(a_single_thread_comes_with_the_files), T(a_process_gone_or_another_reads_esrch))
+	  T(a_single_thread_comes_with_the_files), T(a_process_gone_or_another_reads_esrch),
+	  T(a_batch_reads_each_as_proc_does))
