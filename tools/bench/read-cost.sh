@@ -3,8 +3,10 @@
 # task iterators (tools/bench/read-cost.c), on the 20 processes of 10
 # tools/helpers/ccxt-talk pairs streaming through pipes and Unix sockets.
 # Prints a Markdown table, in microseconds of CPU time per process. stat is
-# read either way: it tells which processes are active. /proc's status is
-# one thread's, as these have one.
+# read with /proc and with the iterators of each process: it tells which
+# processes are active. The batch iterator reads all 20 in one read, with
+# what stat would tell, as the sampler reads those active at the previous
+# sample. /proc's status is one thread's, as these have one.
 #
 #   tools/bench/read-cost.sh        (root)
 set -eu
@@ -28,9 +30,11 @@ sleep 1
 # shellcheck disable=SC2046
 tools/bench/read-cost $(cat "$WORK/pids") > "$WORK/out"
 get() { sed -n "s/^$1 //p" "$WORK/out"; }
-echo "| stat (either way) | /proc: io | status | fd listing | /proc in all | BPF: files (with the figures of a single thread) | threads (of a process with several) | BPF in all, one thread | several |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| stat | /proc: io | status | fd listing | /proc in all, stat included | BPF: files (with the figures of a single thread) | threads (of a process with several) | BPF in all, one thread, stat included | several | BPF batch, one thread, stat's figures included |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 echo "| $(get proc_stat) | $(get proc_io) | $(get proc_status) | $(get proc_fds) |" \
-     "$(echo "$(get proc_io) $(get proc_status) $(get proc_fds)" | awk '{printf "%.1f", $1 + $2 + $3}') |" \
-     "$(get bpf_files) | $(get bpf_threads) | $(get bpf_files) |" \
-     "$(echo "$(get bpf_threads) $(get bpf_files)" | awk '{printf "%.1f", $1 + $2}') |"
+     "$(echo "$(get proc_stat) $(get proc_io) $(get proc_status) $(get proc_fds)" | awk '{printf "%.1f", $1 + $2 + $3 + $4}') |" \
+     "$(get bpf_files) | $(get bpf_threads) |" \
+     "$(echo "$(get proc_stat) $(get bpf_files)" | awk '{printf "%.1f", $1 + $2}') |" \
+     "$(echo "$(get proc_stat) $(get bpf_threads) $(get bpf_files)" | awk '{printf "%.1f", $1 + $2 + $3}') |" \
+     "$(get bpf_batch) |"

@@ -7,7 +7,7 @@
 # between the two, over the growth in active processes, is the cost of one
 # active process; the rest of the cycle is the cost of the idle ones and of
 # what every cycle does. The cycle's CPU time is ccxd's own figure (status:
-# sampling.last_cycle_usec), the median of 8 cycles once idle processes are
+# sampling.last_cycle_usec), the median of 16 cycles once idle processes are
 # read every 8th. Prints a Markdown table.
 #
 #   tools/bench/sample-cost.sh [N...]        (root; default 100 1000 5000)
@@ -36,7 +36,7 @@ runtime_dir = $WORK/run
 state_dir = $WORK/state
 CONF
 
-# measure N PAIRS: prints "cycle_usec scanned active", medians of 8 cycles.
+# measure N PAIRS: prints "cycle_usec scanned active", medians of 16 cycles.
 measure() {
 	./tools/helpers/ccxt-hold "$1" 600 &
 	PIDS="$PIDS $!"
@@ -52,16 +52,16 @@ measure() {
 	DAEMON=$!
 	PIDS="$PIDS $DAEMON"
 	# Steady state: idle processes are read every 8th sample once they
-	# have slept 10; the median of 8 samples spans one round of that.
+	# have slept 10; the median of 16 samples spans two rounds of that.
 	sleep 20
 	: > "$WORK/cycles"
-	for i in 1 2 3 4 5 6 7 8; do
+	for i in $(seq 16); do
 		./tools/ccxctl --socket "$WORK/ccxd.sock" --json status |
 			jq -r '.sampling | "\(.last_cycle_usec) \(.processes_scanned) \(.processes_active)"' >> "$WORK/cycles"
 		sleep 1
 	done
 	for col in 1 2 3; do
-		cut -d' ' -f"$col" "$WORK/cycles" | sort -n | sed -n 4p
+		cut -d' ' -f"$col" "$WORK/cycles" | sort -n | sed -n 8p
 	done | tr '\n' ' '
 	kill "$DAEMON"
 	wait "$DAEMON" 2>/dev/null || true
