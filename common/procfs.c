@@ -388,11 +388,15 @@ static int push_pid(pid_t **pids, size_t *n, size_t *allocated, pid_t pid) {
 /* The numeric entries, min or more, of the /proc directory open at dfd,
  * listed from its start, so that an fd kept open lists afresh each time.
  * getdents64() on the fd, where opendir() would open and stat it again and
- * allocate a buffer. */
-static int list_numeric_at(int dfd, long min, pid_t **ret, size_t *n) {
+ * allocate a buffer. With offset, what /proc adds to a number to make the
+ * position of its entry (seekdir()'s), or -1 when the positions do not
+ * tell: an entry's position is the d_off of the entry before it. */
+static int list_numeric_at(int dfd, long min, pid_t **ret, size_t *n, off_t *offset) {
 	char buf[16384] __attribute__((aligned(8)));
 	pid_t *numbers = NULL;
 	size_t count = 0, allocated = 0;
+	off_t learned = -1, here = -1;
+	bool consistent = true;
 	ssize_t len;
 
 	if (lseek(dfd, 0, SEEK_SET) < 0)
@@ -400,15 +404,20 @@ static int list_numeric_at(int dfd, long min, pid_t **ret, size_t *n) {
 	while ((len = getdents64(dfd, buf, sizeof(buf))) > 0) {
 		for (ssize_t off = 0; off < len;) {
 			const struct dirent64 *de = (const struct dirent64 *)(buf + off);
+			off_t at = here;
 			long v;
 
 			off += de->d_reclen;
+			here = de->d_off;
 			if (parse_number(de->d_name, min, &v) < 0)
 				continue;
 			if (push_pid(&numbers, &count, &allocated, (pid_t)v) < 0) {
 				free(numbers);
 				return -ENOMEM;
 			}
+			if (learned < 0)
+				learned = at - v;
+			consistent &= at - v == learned;
 		}
 	}
 	if (len < 0) {
@@ -418,6 +427,8 @@ static int list_numeric_at(int dfd, long min, pid_t **ret, size_t *n) {
 	}
 	*ret = numbers;
 	*n = count;
+	if (offset)
+		*offset = consistent && learned > 0 ? learned : -1;
 	return 0;
 }
 
@@ -427,7 +438,7 @@ static int list_numeric(const char *path, pid_t **ret, size_t *n) {
 
 	if (dfd < 0)
 		return vanished(-errno);
-	r = list_numeric_at(dfd, 1, ret, n);
+	r = list_numeric_at(dfd, 1, ret, n, NULL);
 	close(dfd);
 	return r;
 }
@@ -439,6 +450,78 @@ int procfs_list_pids(const char *root, pid_t **ret, size_t *n) {
 	return list_numeric(path, ret, n);
 }
 
+int procfs_list_pids_offset(const char *root, pid_t **ret, size_t *n, off_t *offset) {
+	char path[PATH_MAX];
+	int dfd, r;
+
+	snprintf(path, sizeof(path), "%s/proc", root);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return vanished(-errno);
+	r = list_numeric_at(dfd, 1, ret, n, offset);
+	close(dfd);
+	return r;
+}
+
+int procfs_list_pids_range(const char *root, off_t offset, pid_t lo, pid_t hi, pid_t **ret, size_t *n) {
+	/* Small: /proc makes an entry for each process it lists, and what
+	 * follows the range need not be listed. */
+	char path[PATH_MAX], buf[1024] __attribute__((aligned(8)));
+	pid_t *numbers = NULL;
+	size_t count = 0, allocated = 0;
+	bool past = false;
+	ssize_t len;
+	int dfd, r = 0;
+
+	snprintf(path, sizeof(path), "%s/proc", root);
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return vanished(-errno);
+	if (lseek(dfd, (off_t)lo + offset, SEEK_SET) < 0)
+		r = -errno;
+	while (r == 0 && !past && (len = getdents64(dfd, buf, sizeof(buf))) != 0) {
+		if (len < 0) {
+			r = -errno;
+			break;
+		}
+		for (ssize_t off = 0; off < len && !past && r == 0;) {
+			const struct dirent64 *de = (const struct dirent64 *)(buf + off);
+			long v;
+
+			off += de->d_reclen;
+			if (parse_number(de->d_name, lo, &v) < 0)
+				continue;
+			past = v > hi;
+			if (!past)
+				r = push_pid(&numbers, &count, &allocated, (pid_t)v);
+		}
+	}
+	close(dfd);
+	if (r < 0) {
+		free(numbers);
+		return vanished(r);
+	}
+	*ret = numbers;
+	*n = count;
+	return 0;
+}
+
+int procfs_read_last_pid(const char *root, pid_t *ret) {
+	char path[PATH_MAX], buf[32];
+	ssize_t len;
+	long v;
+
+	snprintf(path, sizeof(path), "%s/proc/sys/kernel/ns_last_pid", root);
+	len = procfs_read_file(path, buf, sizeof(buf));
+	if (len < 0)
+		return (int)len;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (parse_number(buf, 0, &v) < 0 || v > INT_MAX)
+		return -EINVAL;
+	*ret = (pid_t)v;
+	return 0;
+}
+
 int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n) {
 	char path[PATH_MAX];
 
@@ -447,7 +530,7 @@ int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n) {
 }
 
 int procfs_list_tasks_at(int dfd, pid_t **ret, size_t *n) {
-	return list_numeric_at(dfd, 1, ret, n);
+	return list_numeric_at(dfd, 1, ret, n, NULL);
 }
 
 int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n) {
@@ -542,7 +625,7 @@ int procfs_list_fds_at(int dfd, struct procfs_fd **ret, size_t *n) {
 	size_t count = 0;
 	pid_t *numbers;
 	size_t n_numbers;
-	int r = list_numeric_at(dfd, 0, &numbers, &n_numbers);
+	int r = list_numeric_at(dfd, 0, &numbers, &n_numbers, NULL);
 
 	if (r < 0)
 		return r;

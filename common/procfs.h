@@ -100,6 +100,16 @@ int procfs_list_pids(const char *root, pid_t **ret, size_t *n);
 int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n);
 /* The same, of an open /proc/PID/task. */
 int procfs_list_tasks_at(int dfd, pid_t **ret, size_t *n);
+/* procfs_list_pids(), and in *offset what /proc adds to a pid to make the
+ * position of its entry, or -1 where the positions do not tell (seekdir()
+ * and lseek() take positions). */
+int procfs_list_pids_offset(const char *root, pid_t **ret, size_t *n, off_t *offset);
+/* The processes with pids from lo to hi, listed from lo's position: a few
+ * among thousands cost a few entries, not thousands. */
+int procfs_list_pids_range(const char *root, off_t offset, pid_t lo, pid_t hi, pid_t **ret, size_t *n);
+/* The pid given out last in our pid namespace (/proc/sys/kernel/ns_last_pid):
+ * Linux gives them out in rising order, from 300 again after pid_max. */
+int procfs_read_last_pid(const char *root, pid_t *ret);
 
 /* The children of every thread of the process (/proc/PID/task/TID/children). */
 int procfs_list_children(const char *root, pid_t pid, pid_t **ret, size_t *n);

@@ -1,6 +1,7 @@
 #include "sampler.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -77,6 +78,8 @@ struct sampler {
 	uint64_t tcp_cycle;        /* the sample that dumped them */
 	uint64_t last_usec;
 	uint64_t cycle;            /* samples taken */
+	pid_t last_pid;            /* the pid given out last, when /proc was last listed */
+	off_t pid_offset;          /* what /proc adds to a pid to make its entry's position; -1: unknown */
 	bool have_baseline;
 	struct sockdiag_unix *unix_socks;    /* the last dump of connected Unix sockets, by inode */
 	size_t n_unix;
@@ -114,6 +117,7 @@ int sampler_new(const char *root, struct sampler **ret) {
 		return -ENOMEM;
 	s->root = root;
 	s->self = getpid();
+	s->pid_offset = -1;
 	s->ticks_per_s = sysconf(_SC_CLK_TCK);
 	if (s->ticks_per_s <= 0)
 		s->ticks_per_s = 100;
@@ -755,13 +759,85 @@ static void stat_of(const struct sampler *s, const struct taskiter_batch_entry *
 	memcpy(st->comm, e->comm, sizeof(st->comm));
 }
 
+/* /proc is listed whole every LIST_EVERY samples: listing it costs about a
+ * microsecond per process, most of a sample among thousands of idle ones.
+ * In between, the processes are those seen before and those born since:
+ * Linux gives pids out in rising order (from 300 again after pid_max), so
+ * those are the pids after the last given out at the previous listing, up
+ * to the last given out now, listed from the first one's position. The
+ * ended are dropped when their stat is next read, or at the next whole
+ * listing. */
+#define LIST_EVERY 8
+
+static int list_born(struct sampler *s, pid_t last, pid_t **ret, size_t *n) {
+	pid_t *high, *low;
+	size_t n_high, n_low;
+	int r;
+
+	if (last >= s->last_pid)
+		return procfs_list_pids_range(s->root, s->pid_offset, s->last_pid + 1, last, ret, n);
+	/* Wrapped around: those after the last, then those from the lowest. */
+	r = procfs_list_pids_range(s->root, s->pid_offset, s->last_pid + 1, INT_MAX, &high, &n_high);
+	if (r < 0)
+		return r;
+	r = procfs_list_pids_range(s->root, s->pid_offset, 1, last, &low, &n_low);
+	if (r < 0 || !(*ret = realloc(low, (n_low + n_high + 1) * sizeof(*low)))) {
+		free(high);
+		free(low);
+		return r < 0 ? r : -ENOMEM;
+	}
+	memcpy(*ret + n_low, high, n_high * sizeof(*high));   /* by pid still */
+	*n = n_low + n_high;
+	free(high);
+	return 0;
+}
+
+static int list_processes(struct sampler *s, pid_t **ret, size_t *n) {
+	size_t n_born, k = 0, count = 0;
+	pid_t last = 0, *born, *pids;
+	int r = procfs_read_last_pid(s->root, &last);
+
+	if (r < 0 || *s->root || s->pid_offset < 0 || s->cycle % LIST_EVERY == 0) {
+		off_t offset;
+		/* Without ns_last_pid, or with another root's /proc: whole each time. */
+		bool partial = r >= 0 && !*s->root;
+		r = procfs_list_pids_offset(s->root, ret, n, &offset);
+		s->pid_offset = partial && r >= 0 ? offset : -1;
+		s->last_pid = last;
+		return r;
+	}
+	r = list_born(s, last, &born, &n_born);
+	if (r < 0)
+		return r;
+	s->last_pid = last;
+	pids = malloc((s->n_seen + n_born + 1) * sizeof(*pids));
+	if (!pids) {
+		free(born);
+		return -ENOMEM;
+	}
+	/* Both by pid: merged, each once. */
+	for (size_t i = 0; i < s->n_seen; i++) {
+		while (k < n_born && born[k] < s->seen[i].pid)
+			pids[count++] = born[k++];
+		if (k < n_born && born[k] == s->seen[i].pid)
+			k++;
+		pids[count++] = s->seen[i].pid;
+	}
+	while (k < n_born)
+		pids[count++] = born[k++];
+	free(born);
+	*ret = pids;
+	*n = count;
+	return 0;
+}
+
 static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_result *res, struct scan *sc) {
 	/* A process born since the last sample: its ticks over the window. */
 	double default_window_s = res->window_usec ? (double)res->window_usec / 1e6 : 1.0;
 	struct batch b = { .e = NULL };
 	pid_t *pids;
 	size_t n, k = 0;
-	int r = procfs_list_pids(s->root, &pids, &n);
+	int r = list_processes(s, &pids, &n);
 
 	if (r < 0)
 		return r;

@@ -1,5 +1,6 @@
 /* The /proc parsers behind the readers, and the readers on this machine's own /proc. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -384,8 +385,50 @@ static void walks_down_where_asked(void) {
 	waitpid(child, NULL, 0);
 }
 
+static bool listed(const pid_t *pids, size_t n, pid_t pid) {
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* The pids given out since a listing, listed from the first one's position:
+ * a child born since, and none from before the range. */
+static void lists_a_range_of_pids(void) {
+	pid_t *all, *born, before, after, child;
+	size_t n_all, n_born;
+	off_t offset;
+
+	CHECK_INT(procfs_read_last_pid("", &before), 0);
+	CHECK_INT(procfs_list_pids_offset("", &all, &n_all, &offset), 0);
+	printf("# %zu processes, the last pid given out %d, positions at pid + %lld\n", n_all, (int)before,
+	       (long long)offset);
+	CHECK(n_all > 2 && offset > 0);
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK_INT(procfs_read_last_pid("", &after), 0);
+	CHECK(child > 0 && child <= after);
+	if (after >= before) {   /* else pid numbers wrapped around meanwhile */
+		CHECK_INT(procfs_list_pids_range("", offset, before + 1, after, &born, &n_born), 0);
+		CHECK(listed(born, n_born, child));
+		for (size_t i = 0; i < n_born; i++)
+			CHECK(born[i] > before && born[i] <= after);
+		free(born);
+	}
+	/* All of them, from the lowest. */
+	CHECK_INT(procfs_list_pids_range("", offset, 1, INT_MAX, &born, &n_born), 0);
+	CHECK(n_born + 4 >= n_all && listed(born, n_born, 1) && listed(born, n_born, child));
+	free(born);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	free(all);
+}
+
 TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(cgroup_v1_cpuset_wins_over_v2),
 	  T(cgroup_v2_alone), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
 	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time), T(switches_from_status),
 	  T(a_threads_own_cpu_time), T(kept_fds_read_afresh_until_the_process_is_gone), T(another_users_fds_are_refused),
-	  T(walks_down_where_asked))
+	  T(walks_down_where_asked), T(lists_a_range_of_pids))

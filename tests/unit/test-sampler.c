@@ -411,6 +411,61 @@ static void long_idle_processes_are_read_less_often(void) {
 	sampler_free(s);
 }
 
+static pid_t spawn_busy(void) {
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			;
+	}
+	usleep(100 * 1000);   /* some ticks of CPU time */
+	return pid;
+}
+
+/* /proc is listed whole every 8th sample; a process born in between is
+ * found at the first sample after its birth all the same, also when pid
+ * numbers have wrapped around (as root, which may set the last pid given
+ * out: the next is taken from there). */
+static void a_process_born_between_listings_is_found_at_once(void) {
+	struct sampler *s;
+	struct sampler_result *r = NULL;
+	pid_t busy, low;
+	int last;
+
+	CHECK_INT(new_sampler(&s), 0);
+	for (int i = 0; i < 2; i++) {   /* the baseline, which lists whole, and one after */
+		sampler_result_free(r);
+		r = NULL;
+		CHECK_INT(sampler_sample(s, now_usec(), &r), 0);
+		usleep(20 * 1000);
+	}
+	busy = spawn_busy();
+	sampler_result_free(r);
+	r = NULL;
+	CHECK_INT(sampler_sample(s, now_usec(), &r), 0);
+	CHECK(r && sampler_result_index(r, busy) >= 0);
+
+	last = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+	if (last >= 0 && busy > 1000 && dprintf(last, "%d", 400) > 0) {
+		low = spawn_busy();
+		printf("# after %d, pid %d\n", (int)busy, (int)low);
+		CHECK(low < busy);
+		sampler_result_free(r);
+		r = NULL;
+		CHECK_INT(sampler_sample(s, now_usec(), &r), 0);
+		CHECK(r && sampler_result_index(r, low) >= 0);
+		kill(low, SIGKILL);
+		waitpid(low, NULL, 0);
+	}
+	if (last >= 0)
+		close(last);
+	kill(busy, SIGKILL);
+	waitpid(busy, NULL, 0);
+	sampler_result_free(r);
+	sampler_free(s);
+}
+
 /* A thread that writes to /dev/null as fast as it can (busy, with wchar
  * as its progress), or one that sleeps. */
 static void *write_null(void *arg) {
@@ -501,7 +556,7 @@ static void how_busy_each_cpu_was(void) {
 int main(void) {
 	static const struct test tests[] = { T(a_tcp_connection_is_followed_by_lookups), T(a_later_socketpair_is_found_too), T(counts_wakeups_and_switches), T(long_idle_processes_are_read_less_often), T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
 	  T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
-	  T(idle_processes_are_not_active) };
+	  T(idle_processes_are_not_active), T(a_process_born_between_listings_is_found_at_once) };
 	size_t n = sizeof(tests) / sizeof(tests[0]);
 	struct taskiter *it = NULL;
 	struct sampler *s;
