@@ -770,8 +770,8 @@ static void stat_of(const struct sampler *s, const struct taskiter_batch_entry *
 #define LIST_EVERY 8
 
 static int list_born(struct sampler *s, pid_t last, pid_t **ret, size_t *n) {
-	pid_t *high, *low;
-	size_t n_high, n_low;
+	pid_t *high, *low = NULL;
+	size_t n_high, n_low = 0;
 	int r;
 
 	if (last >= s->last_pid)
