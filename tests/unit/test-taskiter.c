@@ -46,9 +46,9 @@ static void *sleep_forever(void *arg) {
 	return NULL;
 }
 
-/* A process with three threads, one of them writing to /dev/null, and
- * holding a pipe's two ends, one end of a socketpair and a file. */
-static pid_t spawn(void) {
+/* A child that runs body, which writes to ready once it is set up: its
+ * pid then. The child keeps both ends of ready. */
+static pid_t spawn_with(void (*body)(int ready)) {
 	int ready[2];
 	pid_t pid;
 	char c;
@@ -57,23 +57,47 @@ static pid_t spawn(void) {
 		return -1;
 	pid = fork();
 	if (pid == 0) {
-		int p[2], sv[2];
-		pthread_t t;
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (pipe(p) < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || open("/dev/null", O_RDONLY) < 0)
-			_exit(1);
-		close(sv[1]);
-		pthread_create(&t, NULL, sleep_forever, NULL);
-		pthread_create(&t, NULL, write_null, NULL);
-		if (write(ready[1], "x", 1) < 0)
-			_exit(1);
-		sleep_forever(NULL);
+		body(ready[1]);
+		_exit(1);
 	}
 	close(ready[1]);
 	if (read(ready[0], &c, 1) != 1)
 		pid = -1;
 	close(ready[0]);
 	return pid;
+}
+
+/* Three threads, one of them writing to /dev/null, and a pipe's two ends,
+ * one end of a socketpair and a file. */
+static void threads_and_files(int ready) {
+	int p[2], sv[2];
+	pthread_t t;
+
+	if (pipe(p) < 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || open("/dev/null", O_RDONLY) < 0)
+		return;
+	close(sv[1]);
+	pthread_create(&t, NULL, sleep_forever, NULL);
+	pthread_create(&t, NULL, write_null, NULL);
+	if (write(ready, "x", 1) == 1)
+		sleep_forever(NULL);
+}
+
+/* One thread that holds a pipe and has written to it, and sleeps. */
+static void one_pipe(int ready) {
+	int p[2];
+
+	prctl(PR_SET_NAME, "single");
+	if (pipe(p) == 0 && write(p[1], "hello", 5) == 5 && write(ready, "x", 1) == 1)
+		sleep_forever(NULL);
+}
+
+static pid_t spawn(void) {
+	return spawn_with(threads_and_files);
+}
+
+static pid_t spawn_single(void) {
+	return spawn_with(one_pipe);
 }
 
 static void reap(pid_t pid) {
@@ -130,29 +154,16 @@ static int compare_fd(const void *a, const void *b) {
 	return ((const struct procfs_fd *)a)->fd - ((const struct procfs_fd *)b)->fd;
 }
 
-static void reads_pipes_and_sockets_as_proc_does(void) {
-	struct taskiter *it = load();
-	pid_t pid = spawn();
-	struct procfs_fd *bpf, *proc;
-	struct taskiter_process single;
-	size_t n_bpf, n_proc;
-	struct procfs_stat st;
-	int dir, fd;
+static void same_fds_as_proc(pid_t pid, struct procfs_fd *bpf, size_t n_bpf) {
+	struct procfs_fd *proc;
+	size_t n_proc;
+	int dir = procfs_open("", pid, 0, "fd");
 
-	CHECK(pid > 0);
-	CHECK_INT(procfs_read_stat("", pid, &st), 0);
-	dir = procfs_open("", pid, 0, "fd");
-	fd = taskiter_open(it, pid, TASKITER_FILES);
-	CHECK(dir >= 0 && fd >= 0);
-	CHECK_INT(taskiter_read_files(fd, st.start_time, &bpf, &n_bpf, &single), 0);
-	CHECK_INT(single.n_threads, 0);   /* three threads: the threads iterator tells of them */
+	CHECK(dir >= 0);
 	CHECK_INT(procfs_list_fds_at(dir, &proc, &n_proc), 0);
+	close(dir);
 	qsort(bpf, n_bpf, sizeof(*bpf), compare_fd);
 	qsort(proc, n_proc, sizeof(*proc), compare_fd);
-	/* The ready pipe's write end, the pipe's two ends, the socket, and
-	 * whatever pipes the test's stdin, stdout and stderr are. */
-	printf("# %zu pipe and socket fds through BPF, %zu through /proc\n", n_bpf, n_proc);
-	CHECK(n_bpf >= 4);
 	CHECK_INT(n_bpf, n_proc);
 	for (size_t i = 0; i < n_bpf && i < n_proc; i++) {
 		CHECK_INT(bpf[i].fd, proc[i].fd);
@@ -161,9 +172,30 @@ static void reads_pipes_and_sockets_as_proc_does(void) {
 		CHECK_INT(bpf[i].readable, proc[i].readable);
 		CHECK_INT(bpf[i].writable, proc[i].writable);
 	}
-	free(bpf);
 	free(proc);
-	close(dir);
+}
+
+static void reads_pipes_and_sockets_as_proc_does(void) {
+	struct taskiter *it = load();
+	pid_t pid = spawn();
+	struct procfs_fd *bpf;
+	struct taskiter_process single;
+	size_t n_bpf;
+	struct procfs_stat st;
+	int fd;
+
+	CHECK(pid > 0);
+	CHECK_INT(procfs_read_stat("", pid, &st), 0);
+	fd = taskiter_open(it, pid, TASKITER_FILES);
+	CHECK(fd >= 0);
+	CHECK_INT(taskiter_read_files(fd, st.start_time, &bpf, &n_bpf, &single), 0);
+	CHECK_INT(single.n_threads, 0);   /* three threads: the threads iterator tells of them */
+	/* The ready pipe's two ends, the pipe's two ends, the socket, and
+	 * whatever pipes the test's stdin, stdout and stderr are. */
+	printf("# %zu pipe and socket fds through BPF\n", n_bpf);
+	CHECK(n_bpf >= 5);
+	same_fds_as_proc(pid, bpf, n_bpf);
+	free(bpf);
 	close(fd);
 	reap(pid);
 	taskiter_free(it);
@@ -199,21 +231,7 @@ static void a_process_gone_or_another_reads_esrch(void) {
 /* A single-threaded process: the files iterator tells all of it. */
 static void a_single_thread_comes_with_the_files(void) {
 	struct taskiter *it = load();
-	int ready[2];
-	pid_t pid;
-	char c;
-
-	CHECK(pipe(ready) == 0);
-	pid = fork();
-	if (pid == 0) {
-		int p[2];
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (pipe(p) < 0 || write(p[1], "hello", 5) != 5 || write(ready[1], "x", 1) != 1)
-			_exit(1);
-		sleep_forever(NULL);
-	}
-	CHECK(read(ready[0], &c, 1) == 1);
-
+	pid_t pid = spawn_single();
 	struct procfs_stat st;
 	struct procfs_io io;
 	struct taskiter_process single;
@@ -221,6 +239,7 @@ static void a_single_thread_comes_with_the_files(void) {
 	size_t n;
 	int fd = taskiter_open(it, pid, TASKITER_FILES), io_fd = procfs_open("", pid, 0, "io");
 
+	CHECK(pid > 0);
 	CHECK_INT(procfs_read_stat("", pid, &st), 0);
 	CHECK(fd >= 0 && io_fd >= 0);
 	CHECK_INT(taskiter_read_files(fd, st.start_time, &fds, &n, &single), 0);
@@ -235,55 +254,8 @@ static void a_single_thread_comes_with_the_files(void) {
 	free(fds);
 	close(fd);
 	close(io_fd);
-	close(ready[0]);
-	close(ready[1]);
 	reap(pid);
 	taskiter_free(it);
-}
-
-/* A child that holds a pipe and has written to it, and sleeps. */
-static pid_t spawn_single(void) {
-	int ready[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(ready) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		int p[2];
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		prctl(PR_SET_NAME, "single");
-		if (pipe(p) < 0 || write(p[1], "hello", 5) != 5 || write(ready[1], "x", 1) != 1)
-			_exit(1);
-		sleep_forever(NULL);
-	}
-	close(ready[1]);
-	if (read(ready[0], &c, 1) != 1)
-		pid = -1;
-	close(ready[0]);
-	return pid;
-}
-
-static void same_fds_as_proc(pid_t pid, struct procfs_fd *bpf, size_t n_bpf) {
-	struct procfs_fd *proc;
-	size_t n_proc;
-	int dir = procfs_open("", pid, 0, "fd");
-
-	CHECK(dir >= 0);
-	CHECK_INT(procfs_list_fds_at(dir, &proc, &n_proc), 0);
-	close(dir);
-	qsort(bpf, n_bpf, sizeof(*bpf), compare_fd);
-	qsort(proc, n_proc, sizeof(*proc), compare_fd);
-	CHECK_INT(n_bpf, n_proc);
-	for (size_t i = 0; i < n_bpf && i < n_proc; i++) {
-		CHECK_INT(bpf[i].fd, proc[i].fd);
-		CHECK_INT(bpf[i].kind, proc[i].kind);
-		CHECK(bpf[i].inode == proc[i].inode);
-		CHECK_INT(bpf[i].readable, proc[i].readable);
-		CHECK_INT(bpf[i].writable, proc[i].writable);
-	}
-	free(proc);
 }
 
 /* Several processes in one read: each as /proc tells it, a gone one and
