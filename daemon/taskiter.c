@@ -26,7 +26,7 @@ struct taskiter {
 	int batch_link;            /* the batch iterator's, bound to its map; -1 without */
 	int wanted;                /* that map */
 	pid_t *in_map;             /* the pids in it, sorted */
-	size_t n_in_map, allocated_in_map;
+	size_t n_in_map;
 };
 
 /* libbpf's own messages: its warnings (a kernel without BTF, a refused
