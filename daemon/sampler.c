@@ -786,7 +786,8 @@ static int list_born(struct sampler *s, pid_t last, pid_t **ret, size_t *n) {
 		free(low);
 		return r < 0 ? r : -ENOMEM;
 	}
-	memcpy(*ret + n_low, high, n_high * sizeof(*high));   /* by pid still */
+	if (n_high > 0)   /* high is NULL when none were listed */
+		memcpy(*ret + n_low, high, n_high * sizeof(*high));   /* by pid still */
 	*n = n_low + n_high;
 	free(high);
 	return 0;
