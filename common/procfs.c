@@ -432,35 +432,26 @@ static int list_numeric_at(int dfd, long min, pid_t **ret, size_t *n, off_t *off
 	return 0;
 }
 
-static int list_numeric(const char *path, pid_t **ret, size_t *n) {
+static int list_numeric(const char *path, pid_t **ret, size_t *n, off_t *offset) {
 	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r;
 
 	if (dfd < 0)
 		return vanished(-errno);
-	r = list_numeric_at(dfd, 1, ret, n, NULL);
+	r = list_numeric_at(dfd, 1, ret, n, offset);
 	close(dfd);
 	return r;
 }
 
 int procfs_list_pids(const char *root, pid_t **ret, size_t *n) {
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/proc", root);
-	return list_numeric(path, ret, n);
+	return procfs_list_pids_offset(root, ret, n, NULL);
 }
 
 int procfs_list_pids_offset(const char *root, pid_t **ret, size_t *n, off_t *offset) {
 	char path[PATH_MAX];
-	int dfd, r;
 
 	snprintf(path, sizeof(path), "%s/proc", root);
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return vanished(-errno);
-	r = list_numeric_at(dfd, 1, ret, n, offset);
-	close(dfd);
-	return r;
+	return list_numeric(path, ret, n, offset);
 }
 
 int procfs_list_pids_range(const char *root, off_t offset, pid_t lo, pid_t hi, pid_t **ret, size_t *n) {
@@ -526,7 +517,7 @@ int procfs_list_tasks(const char *root, pid_t pid, pid_t **ret, size_t *n) {
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/proc/%d/task", root, (int)pid);
-	return list_numeric(path, ret, n);
+	return list_numeric(path, ret, n, NULL);
 }
 
 int procfs_list_tasks_at(int dfd, pid_t **ret, size_t *n) {

@@ -716,7 +716,7 @@ static int read_batch(struct sampler *s, struct batch *b) {
 	if (r < 0 && r != -ENOMEM) {
 		log_warning_errno(r, "Reading active processes through the BPF batch iterator failed (%m): "
 				  "reading them one by one from now on");
-		s->batch = false;
+		sampler_read_each(s);
 		r = 0;
 	}
 	if (!s->batch || r < 0) {
