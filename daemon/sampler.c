@@ -334,12 +334,20 @@ static uint64_t monotonic_usec(void) {
 /* Used CPU since the previous sample. CPU time comes in clock ticks (10 ms):
  * a light stream, say 64 MiB/s through a pipe, costs its writer a tick or
  * two a second, so one quiet window does not end a process's activity. */
-static bool is_active(const struct sampler *s, const struct seen *before, const struct seen *now) {
-	if (!s->have_baseline)
-		return false;
+static bool is_active(const struct sampler *s, const struct seen *before, uint64_t used) {
+	return s->have_baseline && (used > 0 || (before && before->active));
+}
+
+/* The clock ticks used since before; all of them for one born since. The
+ * batch's figure may be a tick more than stat's (stat_of()): the first
+ * read through the batch after one through stat sees that tick as none. */
+static uint64_t ticks_used(const struct seen *before, const struct seen *now) {
+	uint64_t from;
+
 	if (!before)
-		return now->ticks > 0;   /* born since: all its time is new */
-	return now->ticks > before->ticks || before->active;
+		return now->ticks;
+	from = before->ticks + (!before->run_ns && now->run_ns);
+	return now->ticks > from ? now->ticks - from : 0;
 }
 
 static int compare_thread(const void *a, const void *b) {
@@ -681,7 +689,9 @@ static int read_stat(struct sampler *s, pid_t pid, int *fd, struct procfs_stat *
 /* The processes active at the previous sample, read through BPF in one
  * read: they are active at this one too (is_active()), and what the batch
  * tells of them is all that their stat would. Those with several threads
- * are read through their threads iterators too. */
+ * are read through their threads iterators too. The same read tells what
+ * their stat would of the idle processes whose turn it is (look_now()),
+ * at a fifth of what reading it costs. */
 struct batch {
 	struct taskiter_batch_entry *e;   /* by pid */
 	size_t n, next;            /* next: where scan_processes() has come to */
@@ -701,16 +711,17 @@ static int read_batch(struct sampler *s, struct batch *b) {
 	int r;
 
 	for (size_t i = 0; i < s->n_seen; i++)
-		n += s->seen[i].active;
+		n += s->seen[i].active || look_now(s, &s->seen[i]);
 	if (n == 0)
 		return 0;
 	b->e = calloc(n, sizeof(*b->e));
 	if (!b->e)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_seen; i++)
-		if (s->seen[i].active)
+		if (s->seen[i].active || look_now(s, &s->seen[i]))
 			b->e[b->n++] = (struct taskiter_batch_entry){ .pid = s->seen[i].pid,
-								      .start_time = s->seen[i].start_time };
+								      .start_time = s->seen[i].start_time,
+								      .stat_only = !s->seen[i].active };
 	r = taskiter_read_batch(s->bpf, b->e, b->n);
 	b->usec = monotonic_usec();
 	if (r < 0 && r != -ENOMEM) {
@@ -726,7 +737,7 @@ static int read_batch(struct sampler *s, struct batch *b) {
 	}
 	for (size_t i = 0, k = 0; i < b->n; i++) {
 		struct taskiter_batch_entry *e = &b->e[i];
-		if (e->r < 0 || e->process.n_threads > 0)
+		if (e->r < 0 || e->stat_only || e->process.n_threads > 0)
 			continue;
 		while (s->seen[k].pid != e->pid)   /* both by pid, every entry from seen */
 			k++;
@@ -752,7 +763,8 @@ static struct taskiter_batch_entry *batched(struct batch *b, pid_t pid) {
  * taken as none when it is less than none. */
 static void stat_of(const struct sampler *s, const struct taskiter_batch_entry *e, struct procfs_stat *st) {
 	*st = (struct procfs_stat){ .pid = e->pid,
-				    .utime = e->process.run_ns / (1000000000 / (uint64_t)s->ticks_per_s),
+				    .flags = e->kthread ? PROCFS_PF_KTHREAD : 0,
+				    .utime = e->run_ns / (1000000000 / (uint64_t)s->ticks_per_s),
 				    .threads = e->threads,
 				    .start_time = e->start_time,
 				    .processor = e->last_cpu };
@@ -878,7 +890,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		if (known && s->seen[k].start_time == st.start_time)
 			before = &s->seen[k];
 		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime,
-				     .run_ns = e ? e->process.run_ns : 0, .ticks_usec = now_usec, .stat_fd = fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1,
+				     .run_ns = e ? e->run_ns : 0, .ticks_usec = now_usec, .stat_fd = fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1,
 				     .threads_link = -1, .files_link = -1 };
 		if (st.flags & PROCFS_PF_KTHREAD) {
 			now.kthread = true;
@@ -890,7 +902,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			continue;
 		}
 		res->n_scanned++;
-		used = before && now.ticks > before->ticks ? now.ticks - before->ticks : 0;
+		used = ticks_used(before, &now);
 		now.busy_cycle = used == 0 && before ? before->busy_cycle : s->cycle;
 		/* Over the time since they were read, which for a process that
 		 * slept long is several samples. */
@@ -907,7 +919,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			now.switches_usec = before->switches_usec;
 			now.fds_retry_cycle = before->fds_retry_cycle;
 		}
-		if (is_active(s, before, &now)) {
+		if (is_active(s, before, used)) {
 			struct sampler_process *p = grow(res->procs, &sc->allocated_procs, res->n_procs, sizeof(*p));
 			if (!p) {
 				let_go(s, &now.stat_fd);
@@ -917,10 +929,8 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			res->procs = p;
 			p = &p[res->n_procs++];
 			memset(p, 0, sizeof(*p));
-			if (!before)
-				used = now.ticks;
 			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
-			now.active = now.ticks > (before ? before->ticks : 0);
+			now.active = used > 0;
 			/* To the nanosecond where both samples read it so: a light
 			 * stream does not use a tick each window. */
 			if (before && before->run_ns && now.run_ns) {
@@ -934,7 +944,8 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			p->start_time = st.start_time;
 			memcpy(p->comm, st.comm, sizeof(p->comm));
 			p->last_cpu = st.processor;
-			r = read_active(s, sc, before, &now, &st, e, b.usec, p, res->n_procs - 1, window_s);
+			r = read_active(s, sc, before, &now, &st, e && !e->stat_only ? e : NULL, b.usec, p,
+					res->n_procs - 1, window_s);
 		}
 		struct seen *grown = r < 0 ? NULL : grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
 		if (!grown) {

@@ -26,6 +26,7 @@ struct sockdiag_tcp_info {
 _Static_assert(offsetof(struct sockdiag_tcp_info, bytes_acked) == 120, "tcp_info layout");
 
 #define TCP_ESTABLISHED_STATE 1
+#define SOCKDIAG_MSG_SIZE 32768
 
 struct sockdiag {
 	struct nl_sock *sock;
@@ -71,6 +72,15 @@ int sockdiag_new(struct sockdiag **ret) {
 	/* A lookup's answer is the socket, or an error: an acknowledgement
 	 * after it would be left for the next request to trip over. */
 	nl_socket_disable_auto_ack(d->sock);
+	/* One recvmsg(2) per message instead of libnl's two (a peek at its
+	 * size first): the kernel makes a dump's messages no larger than
+	 * 32 KiB, however large the reader's buffer. */
+	nl_socket_disable_msg_peek(d->sock);
+	r = nl_socket_set_msg_buf_size(d->sock, SOCKDIAG_MSG_SIZE);
+	if (r < 0) {
+		sockdiag_free(d);
+		return -ENOMEM;
+	}
 	*ret = d;
 	return 0;
 }

@@ -27,11 +27,19 @@ struct taskiter_file_record {
 	__u32 pad;
 };
 
-/* The batch iterator's map holds this many pids at most, and writes this
- * many pipe and socket fds of one process at most: a record and its fds
- * must fit in the 32 KiB the kernel buffers for one map element. */
-#define TASKITER_BATCH_MAX 1024
+/* The batch iterator's maps hold this many pids at most (wanted_4096, the
+ * largest), and it writes this many pipe and socket fds of one process at
+ * most: a record and its fds must fit in the 32 KiB the kernel buffers for
+ * one map element. */
+#define TASKITER_BATCH_MAX 4096
 #define TASKITER_BATCH_FDS 1000
+
+/* An element of those maps, arrays: a pid (0: none) and what to read of it. */
+struct taskiter_wanted {
+	__u32 pid;                 /* as the reader's pid namespace numbers it */
+	__u32 flags;
+};
+#define TASKITER_BATCH_STAT_ONLY 0x1   /* not its pipes and sockets */
 
 struct taskiter_batch_record {
 	struct taskiter_thread_record thread;   /* the process's first thread */
@@ -40,4 +48,7 @@ struct taskiter_batch_record {
 	__u32 n_fds;               /* file records that follow */
 	__u32 truncated;           /* more pipes and sockets than those */
 	char comm[16];
+	__u64 run_ns;              /* on a CPU, all its threads' and those that ended */
+	__u32 kthread;             /* a kernel thread */
+	__u32 pad;
 };

@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,13 +22,18 @@ __asm__(".section .rodata\n"
 	".previous\n");
 extern const char taskiter_object[], taskiter_object_end[];
 
+/* The sizes of the maps wanted_SIZE of the batch iterator. */
+#define N_BATCH_MAPS 4
+static const size_t batch_sizes[N_BATCH_MAPS] = { 64, 256, 1024, TASKITER_BATCH_MAX };
+
 struct taskiter {
 	struct bpf_object *obj;
 	struct bpf_program *prog[2];   /* by enum taskiter_kind */
-	int batch_link;            /* the batch iterator's, bound to its map; -1 without */
-	int wanted;                /* that map */
-	pid_t *in_map;             /* the pids in it, sorted */
-	size_t n_in_map;
+	struct batch_map {         /* the batch iterator's, by size */
+		int link;          /* the iterator bound to it; -1 without */
+		struct taskiter_wanted *wanted;   /* its memory, mapped */
+		size_t size, used; /* used: its elements that hold a pid, from the first */
+	} batch[N_BATCH_MAPS];
 };
 
 /* libbpf's own messages: its warnings (a kernel without BTF, a refused
@@ -45,9 +52,13 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+/* What one read(2) of an iterator gives at most: the kernel's buffer for
+ * it (a smaller read takes as many calls as it falls short). */
+#define ITER_READ_SIZE (32 * 1024)
+
 /* Everything the iterator has, into a buffer of whole records. */
 static int drain(int link, size_t record, char **ret, size_t *n) {
-	size_t size = 0, allocated = 64 * record;
+	size_t size = 0, allocated = ITER_READ_SIZE;
 	char *buf = malloc(allocated);
 	int fd = bpf_iter_create(link), r = fd < 0 ? -errno : buf ? 0 : -ENOMEM;
 
@@ -105,12 +116,43 @@ static int answers_for_one(const struct taskiter *it) {
 	return r;
 }
 
+/* Nothing loaded. */
+static void reset(struct taskiter *it) {
+	*it = (struct taskiter){ .obj = NULL };
+	for (size_t i = 0; i < N_BATCH_MAPS; i++)
+		it->batch[i].link = -1;
+}
+
 static void unload(struct taskiter *it) {
-	if (it->batch_link >= 0)
-		close(it->batch_link);
+	for (size_t i = 0; i < N_BATCH_MAPS; i++) {
+		if (it->batch[i].link >= 0)
+			close(it->batch[i].link);
+		if (it->batch[i].wanted)
+			munmap(it->batch[i].wanted, it->batch[i].size * sizeof(struct taskiter_wanted));
+	}
 	bpf_object__close(it->obj);
-	free(it->in_map);
-	*it = (struct taskiter){ .batch_link = -1, .wanted = -1 };
+	reset(it);
+}
+
+/* The batch iterator bound to the map wanted_SIZE, and its memory. */
+static int bind_batch(struct taskiter *it, struct bpf_program *prog, struct batch_map *b, size_t size) {
+	char name[32];
+	void *wanted;
+	int map;
+
+	snprintf(name, sizeof(name), "wanted_%zu", size);
+	map = bpf_object__find_map_fd_by_name(it->obj, name);
+	if (map < 0)
+		return -ENOENT;
+	wanted = mmap(NULL, size * sizeof(struct taskiter_wanted), PROT_READ | PROT_WRITE, MAP_SHARED, map, 0);
+	if (wanted == MAP_FAILED)
+		return -errno;
+	b->wanted = wanted;
+	b->size = size;
+	union bpf_iter_link_info info = { .map.map_fd = (__u32)map };
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .iter_info = &info, .iter_info_len = sizeof(info));
+	b->link = bpf_link_create(bpf_program__fd(prog), 0, BPF_TRACE_ITER, &opts);
+	return b->link < 0 ? -errno : 0;
 }
 
 /* The object, loaded with the batch iterator or without it (then unload()
@@ -129,15 +171,9 @@ static int load(struct taskiter *it, bool batch) {
 		return -ENOENT;
 	bpf_program__set_autoload(prog, batch);
 	r = bpf_object__load(it->obj);
-	if (r < 0 || !batch)
-		return r;
-	it->wanted = bpf_object__find_map_fd_by_name(it->obj, "wanted");
-	if (it->wanted < 0)
-		return -ENOENT;
-	union bpf_iter_link_info info = { .map.map_fd = (__u32)it->wanted };
-	LIBBPF_OPTS(bpf_link_create_opts, opts, .iter_info = &info, .iter_info_len = sizeof(info));
-	it->batch_link = bpf_link_create(bpf_program__fd(prog), 0, BPF_TRACE_ITER, &opts);
-	return it->batch_link < 0 ? -errno : 0;
+	for (size_t i = 0; r == 0 && batch && i < N_BATCH_MAPS; i++)
+		r = bind_batch(it, prog, &it->batch[i], batch_sizes[i]);
+	return r;
 }
 
 /* The batch iterator must find ourselves by our pid, as we number it. */
@@ -163,7 +199,7 @@ int taskiter_new(struct taskiter **ret) {
 
 	if (!it)
 		return -ENOMEM;
-	*it = (struct taskiter){ .batch_link = -1, .wanted = -1 };
+	reset(it);
 	libbpf_set_print(print_libbpf);
 	r = load(it, true);
 	if (r == 0)
@@ -191,7 +227,7 @@ void taskiter_free(struct taskiter *it) {
 }
 
 bool taskiter_can_batch(const struct taskiter *it) {
-	return it->batch_link >= 0;
+	return it->batch[N_BATCH_MAPS - 1].link >= 0;
 }
 
 int taskiter_open(const struct taskiter *it, pid_t pid, enum taskiter_kind kind) {
@@ -311,36 +347,24 @@ int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, siz
 	return 0;
 }
 
-/* The map holds the pids of e (sorted, n) and no other: those that left
- * are deleted, the new added; one that does not fit reads -ENOSPC. */
-static int want(struct taskiter *it, struct taskiter_batch_entry *e, size_t n) {
-	pid_t *now = malloc((n ? n : 1) * sizeof(*now));
-	size_t k = 0, n_now = 0;
-	__u32 key, value = 0;
+/* The smallest map that holds the pids of e, holding them and what to read
+ * of each: the map to read. Those past the largest map's size read -ENOSPC. */
+static struct batch_map *want(struct taskiter *it, struct taskiter_batch_entry *e, size_t n) {
+	struct batch_map *b = &it->batch[0];
+	size_t used;
 
-	if (!now)
-		return -ENOMEM;
-	for (size_t i = 0; i <= n; i++) {
-		/* Both sorted: those of in_map that e lacks are deleted. */
-		while (k < it->n_in_map && (i == n || it->in_map[k] < e[i].pid)) {
-			key = (__u32)it->in_map[k++];
-			bpf_map_delete_elem(it->wanted, &key);
-		}
-		if (i == n)
-			break;
-		key = (__u32)e[i].pid;
-		if (k < it->n_in_map && it->in_map[k] == e[i].pid)
-			k++;
-		else if (bpf_map_update_elem(it->wanted, &key, &value, BPF_ANY) < 0) {
-			e[i].r = -ENOSPC;
-			continue;
-		}
-		now[n_now++] = e[i].pid;
-	}
-	free(it->in_map);
-	it->in_map = now;
-	it->n_in_map = n_now;
-	return 0;
+	while (b->size < n && b < &it->batch[N_BATCH_MAPS - 1])
+		b++;
+	used = n < b->size ? n : b->size;
+	for (size_t i = 0; i < used; i++)
+		b->wanted[i] = (struct taskiter_wanted){ .pid = (__u32)e[i].pid,
+							 .flags = e[i].stat_only ? TASKITER_BATCH_STAT_ONLY : 0 };
+	for (size_t i = used; i < n; i++)
+		e[i].r = -ENOSPC;
+	if (b->used > used)   /* what it held past them from an earlier read */
+		memset(b->wanted + used, 0, (b->used - used) * sizeof(*b->wanted));
+	b->used = used;
+	return b;
 }
 
 static int compare_entry(const void *key, const void *entry) {
@@ -358,13 +382,17 @@ static int take(const struct taskiter_batch_record *head, const struct taskiter_
 		e->r = -E2BIG;
 		return 0;
 	}
-	e->fds = calloc(head->n_fds ? head->n_fds : 1, sizeof(*e->fds));
-	if (!e->fds || (head->thread.threads == 1 && process_of(&head->thread, 1, &e->process) < 0))
-		return -ENOMEM;
-	fds_of(rec, head->n_fds, e->fds);
-	e->n_fds = head->n_fds;
+	if (!e->stat_only) {
+		e->fds = calloc(head->n_fds ? head->n_fds : 1, sizeof(*e->fds));
+		if (!e->fds || (head->thread.threads == 1 && process_of(&head->thread, 1, &e->process) < 0))
+			return -ENOMEM;
+		fds_of(rec, head->n_fds, e->fds);
+		e->n_fds = head->n_fds;
+	}
 	e->threads = head->thread.threads;
 	e->last_cpu = (int)head->cpu;
+	e->kthread = head->kthread != 0;
+	e->run_ns = head->run_ns;
 	memcpy(e->comm, head->comm, sizeof(e->comm));
 	e->comm[sizeof(e->comm) - 1] = '\0';
 	e->r = 0;
@@ -383,10 +411,7 @@ int taskiter_read_batch(struct taskiter *it, struct taskiter_batch_entry *e, siz
 		e[i].fds = NULL;
 		e[i].n_fds = 0;
 	}
-	r = want(it, e, n);
-	if (r < 0)
-		return r;
-	r = drain(it->batch_link, 1, &buf, &size);
+	r = drain(want(it, e, n)->link, 1, &buf, &size);
 	if (r < 0)
 		return r;
 	while (r == 0 && size - off >= sizeof(*head)) {

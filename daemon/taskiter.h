@@ -2,7 +2,8 @@
  * (daemon/bpf/taskiter.bpf.c) instead of /proc: its threads' times,
  * context switches and I/O bytes, and its pipe and socket fds, in one
  * read(2) each instead of one system call per file and per fd; and, with
- * the batch iterator, those of many processes in one read(2).
+ * the batch iterator, those of many processes in one read(2), with what
+ * the stat of idle ones would tell.
  *
  * Needs a kernel with BTF and task iterators bound to a process (6.1 and
  * later) and the right to load BPF programs (CAP_BPF and CAP_PERFMON, or
@@ -66,12 +67,16 @@ bool taskiter_can_batch(const struct taskiter *it);
 struct taskiter_batch_entry {
 	pid_t pid;                 /* asked: the process that started at start_time */
 	uint64_t start_time;       /* (clock ticks since boot) */
+	bool stat_only;            /* asked: only what its stat tells (threads to run_ns),
+				    * not process nor fds */
 	int r;                     /* 0: read. -ESRCH: gone, or the pid is another's. Not read
 				    * here: -E2BIG, more pipes and sockets than a batch holds
 				    * (TASKITER_BATCH_FDS); -ENOSPC, more processes */
 	unsigned threads;          /* how many it has */
 	int last_cpu;              /* of its first thread, as /proc/PID/stat has it */
 	char comm[16];
+	bool kthread;
+	uint64_t run_ns;           /* its CPU time, all threads' and the ended ones' */
 	struct taskiter_process process;   /* of a single thread; n_threads 0 with several:
 					    * read those through taskiter_read_threads() */
 	struct procfs_fd *fds;     /* as taskiter_read_files() */
@@ -79,8 +84,8 @@ struct taskiter_batch_entry {
 };
 
 /* What taskiter_read_threads() and taskiter_read_files() would tell of the
- * processes of e (n, sorted by pid), in one read(2). The pids are kept in a
- * map from call to call, so that the next call with mostly the same
- * processes changes little. The caller frees each entry's fds and
- * process.threads, whatever it returns: 0, or -errno when the read failed. */
+ * processes of e (n, sorted by pid), or what their stat would, in one
+ * read(2) and no other system call (the pids are written into the memory
+ * of a BPF map). The caller frees each entry's fds and process.threads,
+ * whatever it returns: 0, or -errno when the read failed. */
 int taskiter_read_batch(struct taskiter *it, struct taskiter_batch_entry *e, size_t n);

@@ -243,6 +243,9 @@ static int connect_socket(struct watcher *w) {
 	/* The kernel numbers its messages itself and never acks. */
 	nl_socket_disable_seq_check(w->sock);
 	nl_socket_disable_auto_ack(w->sock);
+	/* Each event is one small message: one recvmsg(2) into a buffer of
+	 * a page, instead of libnl's two (a peek at its size first). */
+	nl_socket_disable_msg_peek(w->sock);
 	r = nl_connect(w->sock, NETLINK_CONNECTOR);
 	if (r < 0)
 		return r;

@@ -17,6 +17,8 @@
 
 #define PIPEFS_MAGIC 0x50495045
 #define SOCKFS_MAGIC 0x534F434B
+#define PF_KTHREAD 0x00200000
+#define BPF_TASK_ITER_PROC_THREADS 2   /* the kernel's enum, kernel/bpf/task_iter.c */
 
 struct seq_file;
 struct bpf_iter_meta {
@@ -51,6 +53,7 @@ struct files_struct {
 struct task_struct {
 	struct thread_info thread_info;   /* its cpu, where THREAD_INFO_IN_TASK */
 	unsigned int cpu;                 /* or here (before Linux 5.16) */
+	unsigned int flags;
 	int pid;
 	__u64 start_boottime;
 	char comm[16];
@@ -94,6 +97,12 @@ struct bpf_iter__bpf_map_elem {
  * the program that calls them out (taskiter.c). */
 extern struct task_struct *bpf_task_from_vpid(__s32 vpid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+struct bpf_iter_task {
+	__u64 __opaque[3];
+} __attribute__((aligned(8)));
+extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task, unsigned int flags) __ksym __weak;
+extern struct task_struct *bpf_iter_task_next(struct bpf_iter_task *it) __ksym __weak;
+extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __ksym __weak;
 
 static __always_inline void fill_thread(struct taskiter_thread_record *r, struct task_struct *t) {
 	r->leader_start_ns = t->group_leader->start_boottime;
@@ -154,15 +163,22 @@ int files(struct bpf_iter__task_file *ctx) {
 
 /* ---- many processes in one read ------------------------------------- */
 
-/* The processes to read, by pid as the reader's pid namespace numbers
- * them; the values are not used. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, TASKITER_BATCH_MAX);
-	__type(key, __u32);
-	__type(value, __u32);
-} wanted SEC(".maps");
+/* The processes to read, written by the reader straight into a map's
+ * memory: arrays, so that changing which are read costs no system call.
+ * Elements past the last process hold pid 0, and still cost a call of the
+ * program each: the reader uses the smallest array that holds them all. */
+#define WANTED(size)                                                  \
+	struct {                                                      \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                     \
+		__uint(map_flags, BPF_F_MMAPABLE);                    \
+		__uint(max_entries, size);                            \
+		__type(key, __u32);                                   \
+		__type(value, struct taskiter_wanted);                \
+	} wanted_##size SEC(".maps")
+WANTED(64);
+WANTED(256);
+WANTED(1024);
+WANTED(4096);
 
 /* One process's output, gathered before it is written in one piece: the
  * kernel's buffer holds 32 KiB of one element's output at most. */
@@ -216,29 +232,53 @@ static int walk_word(__u32 w, struct fd_walk *walk) {
 	return 0;
 }
 
+/* The CPU time of all of t's threads, those that ended included, as
+ * /proc/PID/stat sums it (without its lock: a thread that ends meanwhile
+ * may be counted twice, or not at all, this once). */
+static __always_inline __u64 process_run_ns(struct task_struct *t) {
+	struct bpf_iter_task it;
+	struct task_struct *thread;
+	__u64 ns = t->signal->sum_sched_runtime;
+
+	bpf_iter_task_new(&it, t, BPF_TASK_ITER_PROC_THREADS);
+	while ((thread = bpf_iter_task_next(&it)))
+		ns += thread->se.sum_exec_runtime;
+	bpf_iter_task_destroy(&it);
+	return ns;
+}
+
 /* For each pid of the map: the figures of its first thread (all of a
- * single-threaded process) and its pipes and sockets, or nothing when no
- * process has that pid. */
+ * single-threaded process), its CPU time and its pipes and sockets, or
+ * nothing when no process has that pid. */
 SEC("iter/bpf_map_elem")
 int batch(struct bpf_iter__bpf_map_elem *ctx) {
 	struct fdtable *fdt;
 	struct fd_walk walk;
 	struct task_struct *t;
-	__u32 *pid = ctx->key, words, size;
+	struct taskiter_wanted *want = ctx->value;
+	__u32 words, size;
 
-	if (!pid)
+	if (!want || !want->pid)
 		return 0;
-	t = bpf_task_from_vpid((__s32)*pid);
+	t = bpf_task_from_vpid((__s32)want->pid);
 	if (!t)
 		return 0;
 	__builtin_memset(&out.head, 0, sizeof(out.head));
 	fill_thread(&out.head.thread, t);
-	out.head.pid = *pid;
+	out.head.pid = want->pid;
 	if (bpf_core_field_exists(t->thread_info.cpu))
 		out.head.cpu = t->thread_info.cpu;
 	else
 		out.head.cpu = t->cpu;
 	bpf_probe_read_kernel(out.head.comm, sizeof(out.head.comm), t->comm);
+	out.head.kthread = (t->flags & PF_KTHREAD) != 0;
+	out.head.run_ns = out.head.thread.threads == 1 ? out.head.thread.ended_run_ns + out.head.thread.run_ns
+						       : process_run_ns(t);
+	if (want->flags & TASKITER_BATCH_STAT_ONLY) {
+		bpf_task_release(t);
+		bpf_seq_write(ctx->meta->seq, &out.head, sizeof(out.head));
+		return 0;
+	}
 	fdt = BPF_CORE_READ(t, files, fdt);   /* NULL for a process that is exiting */
 	walk.fd = BPF_CORE_READ(fdt, fd);
 	walk.open_fds = BPF_CORE_READ(fdt, open_fds);

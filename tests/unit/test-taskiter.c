@@ -17,6 +17,7 @@
 
 #include "procfs.h"
 #include "taskiter.h"
+#include "taskiter-records.h"
 
 static struct taskiter *load(void) {
 	struct taskiter *it;
@@ -335,6 +336,77 @@ static void a_batch_reads_each_as_proc_does(void) {
 	taskiter_free(it);
 }
 
+/* Asked for its stat alone: the CPU time of all a process's threads
+ * between what /proc tells before and after, and no fds; a kernel thread
+ * said so; asked for its fds next, the same pid has them. More pids than
+ * the map holds: the one past it reads -ENOSPC. */
+static void a_batch_reads_stat_alone(void) {
+	struct taskiter *it = load();
+	pid_t many = spawn();
+	struct procfs_stat before, after, kthreadd;
+	struct taskiter_batch_entry e[2], *all;
+	uint64_t tick_ns = 1000000000 / (uint64_t)sysconf(_SC_CLK_TCK);
+	bool have_kthreadd = procfs_read_stat("", 2, &kthreadd) == 0 && (kthreadd.flags & PROCFS_PF_KTHREAD);
+	size_t n = 0, full = 0;
+
+	if (!taskiter_can_batch(it)) {
+		printf("# no batch iterator here (a kernel before 6.13)\n");
+		taskiter_free(it);
+		test_exit(77);
+	}
+	CHECK(many > 2);
+	usleep(100000);   /* for its writer to run a few ticks */
+	CHECK_INT(procfs_read_stat("", many, &before), 0);
+	if (have_kthreadd)
+		e[n++] = (struct taskiter_batch_entry){ .pid = 2, .start_time = kthreadd.start_time, .stat_only = true };
+	e[n++] = (struct taskiter_batch_entry){ .pid = many, .start_time = before.start_time, .stat_only = true };
+	CHECK_INT(taskiter_read_batch(it, e, n), 0);
+	CHECK_INT(procfs_read_stat("", many, &after), 0);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_INT(e[i].r, 0);
+		CHECK(e[i].fds == NULL && e[i].n_fds == 0);
+		CHECK(e[i].kthread == (e[i].pid == 2));
+	}
+	CHECK_INT(e[n - 1].threads, 3);
+	printf("# %llu ns through BPF, %llu then %llu ticks through /proc\n",
+	       (unsigned long long)e[n - 1].run_ns, (unsigned long long)(before.utime + before.stime),
+	       (unsigned long long)(after.utime + after.stime));
+	CHECK(before.utime + before.stime > 0);
+	CHECK(before.utime + before.stime <= e[n - 1].run_ns / tick_ns + 1);
+	CHECK(e[n - 1].run_ns / tick_ns <= after.utime + after.stime + 1);
+
+	e[n - 1].stat_only = false;
+	CHECK_INT(taskiter_read_batch(it, e, n), 0);
+	CHECK_INT(e[n - 1].r, 0);
+	same_fds_as_proc(many, e[n - 1].fds, e[n - 1].n_fds);
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].fds);
+		free(e[i].process.threads);
+	}
+
+	all = calloc(TASKITER_BATCH_MAX + 1, sizeof(*all));
+	CHECK(all != NULL);
+	for (size_t i = 0; i <= TASKITER_BATCH_MAX; i++)
+		all[i] = (struct taskiter_batch_entry){ .pid = (pid_t)i + 1, .stat_only = true };
+	CHECK_INT(taskiter_read_batch(it, all, TASKITER_BATCH_MAX + 1), 0);
+	for (size_t i = 0; i <= TASKITER_BATCH_MAX; i++) {
+		full += all[i].r == -ENOSPC;
+		CHECK(all[i].r == -ENOSPC || all[i].r == -ESRCH);   /* start time 0: none is the one asked */
+		free(all[i].process.threads);
+	}
+	CHECK_INT(full, 1);
+	free(all);
+
+	/* A few again, after so many. */
+	e[0] = (struct taskiter_batch_entry){ .pid = many, .start_time = before.start_time, .stat_only = true };
+	CHECK_INT(taskiter_read_batch(it, e, 1), 0);
+	CHECK_INT(e[0].r, 0);
+	CHECK_INT(e[0].threads, 3);
+	free(e[0].process.threads);
+	reap(many);
+	taskiter_free(it);
+}
+
 TEST_MAIN(T(reads_threads_as_proc_does), T(reads_pipes_and_sockets_as_proc_does),
 	  T(a_single_thread_comes_with_the_files), T(a_process_gone_or_another_reads_esrch),
-	  T(a_batch_reads_each_as_proc_does))
+	  T(a_batch_reads_each_as_proc_does), T(a_batch_reads_stat_alone))

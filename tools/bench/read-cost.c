@@ -4,7 +4,8 @@
  * open (stat, io, each thread's status, the fd listing with a readlinkat
  * per fd and an lstat per pipe), through its BPF task iterators, links
  * kept open (taskiter.h), and through the batch iterator, all PIDs in one
- * read, stat's figures included. Medians of ROUNDS passes over the PIDs, in
+ * read, stat's figures included, and again for stat's figures alone (as
+ * the sampler reads idle processes). Medians of ROUNDS passes over the PIDs, in
  * microseconds per process. Built and run by tools/bench/read-cost.sh. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +18,9 @@
 #define ROUNDS 15
 #define MAX_PIDS 256
 
-enum { STAT, IO, STATUS, FDS, THREADS, FILES, BATCH, N_READS };
+enum { STAT, IO, STATUS, FDS, THREADS, FILES, BATCH, BATCH_STAT, N_READS };
 static const char *const names[N_READS] = { "proc_stat", "proc_io", "proc_status", "proc_fds", "bpf_threads",
-					    "bpf_files", "bpf_batch" };
+					    "bpf_files", "bpf_batch", "bpf_batch_stat" };
 
 static double cpu_usec(void) {
 	struct timespec ts;
@@ -88,7 +89,7 @@ static int read_one(int k, int fd, pid_t pid, uint64_t start_time) {
 }
 
 int main(int argc, char **argv) {
-	static struct taskiter_batch_entry batch[MAX_PIDS];
+	static struct taskiter_batch_entry batch[MAX_PIDS], batch_stat[MAX_PIDS];
 	static double took[N_READS][ROUNDS];
 	static int fd[N_READS][MAX_PIDS];
 	static uint64_t start[MAX_PIDS];
@@ -113,6 +114,8 @@ int main(int argc, char **argv) {
 		}
 		start[i] = st.start_time;
 		batch[i] = (struct taskiter_batch_entry){ .pid = pids[i], .start_time = st.start_time };
+		batch_stat[i] = batch[i];
+		batch_stat[i].stat_only = true;
 		fd[STAT][i] = procfs_open("", pids[i], 0, "stat");
 		fd[IO][i] = procfs_open("", pids[i], 0, "io");
 		fd[STATUS][i] = procfs_open("", pids[i], 0, "status");   /* one thread each */
@@ -126,10 +129,12 @@ int main(int argc, char **argv) {
 			}
 	}
 	qsort(batch, n, sizeof(*batch), compare_entry);
+	qsort(batch_stat, n, sizeof(*batch_stat), compare_entry);
 	for (int round = 0; round < ROUNDS; round++)
 		for (int k = 0; k < N_READS; k++) {
 			double t0 = cpu_usec();
-			if (k == BATCH && taskiter_can_batch(it) && read_batch(it, batch, n) < 0) {
+			if (k >= BATCH && taskiter_can_batch(it) &&
+			    read_batch(it, k == BATCH ? batch : batch_stat, n) < 0) {
 				fprintf(stderr, "read-cost: a process ended\n");
 				return 1;
 			}
@@ -141,7 +146,7 @@ int main(int argc, char **argv) {
 			took[k][round] = (cpu_usec() - t0) / (double)n;
 		}
 	for (int k = 0; k < N_READS; k++) {
-		if (k == BATCH && !taskiter_can_batch(it))
+		if (k >= BATCH && !taskiter_can_batch(it))
 			continue;   /* a kernel before 6.13 */
 		qsort(took[k], ROUNDS, sizeof(double), compare_double);
 		printf("%s %.1f\n", names[k], took[k][ROUNDS / 2]);
