@@ -564,17 +564,28 @@ static void log_group(const struct autoplace_group *g, const char *decision, con
 		     "Group %d (%s): %s", (int)g->id, g->programs ? g->programs : "?", msg);
 }
 
-int autoplace_guard(const struct autoplace_trial *trials, size_t n, const double *before, size_t n_before,
-		    double min_gain) {
+/* Whether a trial ran clearly slower than the rate before: the rate before
+ * beats it by the tests that a seating must pass to beat the rate before. */
+static bool clearly_slower(const struct autoplace_trial *trial, const double *before, size_t n_before,
+			   double min_gain) {
+	return validator_judge(trial->after, trial->n_after, before, n_before, min_gain, NULL) == VALIDATOR_KEEP;
+}
+
+static size_t fastest(const struct autoplace_trial *trials, size_t n) {
 	size_t best = 0;
 
-	if (n < 2)
-		return -1;
 	for (size_t i = 1; i < n; i++)
 		if (trials[i].evidence.after > trials[best].evidence.after)
 			best = i;
-	if (trials[best].evidence.gain < -min_gain)
-		return -1;   /* slower than before: nothing to keep */
+	return best;
+}
+
+int autoplace_guard(const struct autoplace_trial *trials, size_t n, const double *before, size_t n_before,
+		    double min_gain) {
+	size_t best = fastest(trials, n);
+
+	if (n < 2 || clearly_slower(&trials[best], before, n_before, min_gain))
+		return -1;   /* nothing to guard against, or a loss to keep */
 	for (size_t i = 0; i < n; i++) {
 		if (i == best)
 			continue;
@@ -709,30 +720,26 @@ static void start_experiment(struct autoplace *a, const struct topology *t, stru
 /* Whether to go on past window rounds, up to VALIDATOR_WINDOW_MAX: no
  * seating beat the rate before, but the fastest might yet, its median
  * being above it by more than min_gain; or the guard might yet hold, the
- * fastest being as fast as before and another slower by more than
- * min_gain. Only not clear of the noise yet: more rounds tell a difference
+ * fastest not being clearly slower than before and another's median being
+ * below it by more than min_gain. Only not clear of the noise yet: more rounds tell a difference
  * from the noise better (validator_judge()). Where nothing differs, no more
  * rounds are spent. */
 static bool undecided(const struct autoplace_group *g, const struct autoplace_options *o) {
-	size_t best = 0;
+	size_t best;
 	bool slower = false;
-	double gain;
 
 	if (g->n_before >= VALIDATOR_WINDOW_MAX || g->n_trials == 0)
 		return false;
-	for (size_t i = 0; i < g->n_trials; i++) {
+	for (size_t i = 0; i < g->n_trials; i++)
 		if (g->trials[i].beat)
 			return false;
-		if (g->trials[i].evidence.after > g->trials[best].evidence.after)
-			best = i;
-	}
+	best = fastest(g->trials, g->n_trials);
 	for (size_t i = 0; i < g->n_trials; i++)
 		slower |= i != best && g->trials[i].evidence.gain < -o->min_gain;
-	gain = g->trials[best].evidence.gain;
-	if (gain > o->min_gain)
+	if (g->trials[best].evidence.gain > o->min_gain)
 		return true;
-	return gain >= -o->min_gain && slower &&
-	       autoplace_guard(g->trials, g->n_trials, g->before, g->n_before, o->min_gain) < 0;
+	return slower && autoplace_guard(g->trials, g->n_trials, g->before, g->n_before, o->min_gain) < 0 &&
+	       !clearly_slower(&g->trials[best], g->before, g->n_before, o->min_gain);
 }
 
 /* One sample of the turn in place; then the next turn, or the verdict once

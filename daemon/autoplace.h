@@ -158,9 +158,10 @@ const char *autoplace_state_to_string(enum autoplace_state s);
  * may be the good placement while the rate before was measured and the
  * bad one later (a ping-pong pair here runs ten times slower apart, and
  * the scheduler seats it either way). So the fastest seating is kept when
- * it ran as fast as before (less than min_gain slower) and another seating
- * ran clearly slower than both it and the rate before (the rank test of
- * validator_judge, and min_gain): that slower placement is one the group
- * was shown to fall into, and keeping the fast one rules it out. Pure. */
+ * it did not run clearly slower than before and another seating ran
+ * clearly slower than both it and the rate before; clearly, as a seating
+ * must beat the rate before (the rank test of validator_judge, and
+ * min_gain). That slower placement is one the group was shown to fall
+ * into, and keeping the fast one rules it out. Pure. */
 int autoplace_guard(const struct autoplace_trial *trials, size_t n, const double *before, size_t n_before,
 		    double min_gain);

@@ -87,6 +87,23 @@ talk() {   # KIND ARGS...: sets P and C
 	read -r P C < "$WORK/talk.pids"
 	CHILDREN="$CHILDREN $P $C"
 }
+# attempt: ccxd's experiment on a fresh pair of kind, knowing no winner
+# from before; sets rate and g, and fails where the checks below would.
+attempt() {
+	rm -f "$WORK/state/placements.json"
+	start_ccxd
+	talk $kind
+	wait_for 25 settled "$P"
+	sleep 0.5
+	rate=$(wchar_rate "$P" 2)
+	g=$(group_json "$P")
+	echo "# ${kind%% *} with ccxd: $((rate / 1048576)) MiB/s, $(echo "$g" | jq -c '{state, seating, trials: [.trials[] | {seating, gain, beat}]}')"
+	stop_pipeline
+	stop_ccxd
+	! echo "$g" | jq -e --arg worse "$worse_seating" '.state == "kept" and .seating == $worse' >/dev/null &&
+		[ "$rate" -ge $((best * 7 / 10)) ]
+}
+attempt_twice() { attempt || attempt; }
 for kind in "pingpong 0 60" "pipe 0 60 500"; do
 	best=0
 	best_seating=
@@ -108,24 +125,19 @@ for kind in "pingpong 0 60" "pipe 0 60 500"; do
 			worse_seating=$3
 		fi
 	done
-	start_ccxd
-	talk $kind
-	wait_for 25 settled "$P"
-	sleep 0.5
-	rate=$(wchar_rate "$P" 2)
-	g=$(group_json "$P")
-	echo "# ${kind%% *} with ccxd: $((rate / 1048576)) MiB/s, $(echo "$g" | jq -c '{state, seating, trials: [.trials[] | {seating, gain, beat}]}')"
 	# The two placements differ by 2x (busy pair) to 10x (ping-pong), far
 	# beyond this machine's noise of about 15 % between windows. ccxd must
 	# never keep the worse one, and must run about as fast as the better one
 	# by hand: by keeping it, or, where the scheduler already does as well
-	# (two busy processes apart), by leaving the pair as it was.
+	# (two busy processes apart), by leaving the pair as it was. As in
+	# test-pipelines.sh, an experiment sees the machine of its own minute (a
+	# guest whose host took a CPU for a while can mislead one), so a failed
+	# attempt is made once more, on a fresh pair under a fresh ccxd.
+	attempt_twice
 	check "a ${kind%% *} pair does not stay in its worse placement ($worse_seating)" \
 		sh -c "! echo '$g' | jq -e '.state == \"kept\" and .seating == \"$worse_seating\"' >/dev/null"
 	check "and runs as fast as in its best hand placement, $best_seating (within the noise)" \
 		[ "$rate" -ge $((best * 7 / 10)) ]
-	stop_pipeline
-	stop_ccxd
 done
 
 mask_of() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status"; }

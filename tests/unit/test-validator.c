@@ -115,6 +115,21 @@ static void a_seating_as_fast_as_before_guards_against_a_slower_one(void) {
 	CHECK_INT(autoplace_guard(t, 2, before, 3, 0.05), 1);
 }
 
+/* The same pair another time: shared-cpu's median is 5 % below the rate
+ * before, within the noise (its samples and those before interleave);
+ * only a seating clearly slower than before is no guard. */
+static void a_seating_slower_only_within_the_noise_guards_too(void) {
+	double before[] = { 394, 380, 400 }, apart[] = { 34, 35, 33 }, shared[] = { 373, 395, 360 },
+	       below[] = { 373, 371, 372 };
+	struct autoplace_trial t[2] = { trial(SEATING_CORES, before, 3, apart, 3), trial(SEATING_SHARED, before, 3, shared, 3) };
+	struct autoplace_trial clear[2] = { trial(SEATING_CORES, before, 3, apart, 3),
+					    trial(SEATING_SHARED, before, 3, below, 3) };
+
+	CHECK(t[1].evidence.gain < -0.05);
+	CHECK_INT(autoplace_guard(t, 2, before, 3, 0.05), 1);
+	CHECK_INT(autoplace_guard(clear, 2, before, 3, 0.05), -1);
+}
+
 /* Two busy processes: twice as fast apart. */
 static void apart_is_kept_against_sharing_one_cpu(void) {
 	double before[] = { 100, 98, 102 }, shared[] = { 50, 51, 49 }, cores[] = { 101, 99, 103 };
@@ -140,7 +155,8 @@ static void no_guard_without_a_clearly_slower_seating(void) {
 	CHECK_INT(autoplace_guard(same, 1, before, 3, 0.05), -1);
 }
 
-TEST_MAIN(T(a_seating_as_fast_as_before_guards_against_a_slower_one), T(apart_is_kept_against_sharing_one_cpu),
+TEST_MAIN(T(a_seating_as_fast_as_before_guards_against_a_slower_one),
+	  T(a_seating_slower_only_within_the_noise_guards_too), T(apart_is_kept_against_sharing_one_cpu),
 	  T(no_guard_without_a_clearly_slower_seating), T(medians), T(a_small_gain_clear_of_the_noise_is_kept), T(one_overlapping_sample_reverts), T(four_samples_allow_one_pair_the_other_way),
 	  T(eight_samples_allow_fifteen_pairs_the_other_way), T(ties_count_half), T(a_clear_gain_is_kept), T(no_gain_is_reverted), T(a_loss_is_reverted),
 	  T(a_gain_inside_the_noise_is_reverted), T(empty_windows_revert))
