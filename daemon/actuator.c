@@ -48,19 +48,16 @@ static bool contains(const pid_t *set, size_t n, pid_t tid) {
 int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask) {
 	unsigned next = 0;
 
-	return actuator_apply_each(root, pid, pidfd, mask, 1, &next, NULL);
+	return actuator_apply_each(root, pid, pidfd, mask, 1, &next, NULL, NULL);
 }
 
 /* Gives one thread the next mask of the rotation. A thread that exited in
  * the meantime is no failure. Returns 1 when the thread had another mask
  * (or may have: only with one mask for all is that asked), 0 when it was
  * born with the target already. */
-static int place_thread(pid_t tid, const cpu_set_t *masks, size_t n_masks, unsigned *next, pid_t *highest_tid,
-			bool ask) {
+static int place_thread(pid_t tid, const cpu_set_t *masks, size_t n_masks, unsigned *next, bool ask) {
 	cpu_set_t current;
 
-	if (highest_tid && tid > *highest_tid)
-		*highest_tid = tid;
 	if (ask && n_masks == 1 && sched_getaffinity(tid, sizeof(current), &current) == 0 &&
 	    CPU_EQUAL(&current, &masks[0]))
 		return 0;
@@ -71,11 +68,15 @@ static int place_thread(pid_t tid, const cpu_set_t *masks, size_t n_masks, unsig
 }
 
 int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t *masks, size_t n_masks,
-			unsigned *next, pid_t *highest_tid) {
+			unsigned *next, pid_t **placed, size_t *n_placed) {
 	pid_t *done, *tasks = NULL;
 	size_t n_done = 0, n_tasks = 0;
 	int r;
 
+	if (placed) {
+		*placed = NULL;
+		*n_placed = 0;
+	}
 	if (n_masks == 0)
 		return -EINVAL;
 	if (!pidfd_alive(pidfd))
@@ -86,7 +87,7 @@ int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t 
 	done = malloc(sizeof(*done));
 	if (!done)
 		return -ENOMEM;
-	r = place_thread(pid, masks, n_masks, next, highest_tid, false);
+	r = place_thread(pid, masks, n_masks, next, false);
 	done[n_done++] = pid;
 
 	/* Threads made while we work: each round places those the last listing
@@ -111,7 +112,7 @@ int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t 
 		for (size_t i = 0; i < n_tasks && r >= 0; i++) {
 			if (contains(done, n_done, tasks[i]))
 				continue;
-			r = place_thread(tasks[i], masks, n_masks, next, highest_tid, true);
+			r = place_thread(tasks[i], masks, n_masks, next, true);
 			done[n_done++] = tasks[i];
 			if (r > 0)
 				fresh++;
@@ -120,7 +121,11 @@ int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t 
 		if (fresh == 0)
 			break;
 	}
-	free(done);
+	if (placed) {
+		*placed = done;
+		*n_placed = n_done;
+	} else
+		free(done);
 	if (r >= 0 && !pidfd_alive(pidfd))
 		r = -ESRCH;
 	return r < 0 ? r : 0;

@@ -19,10 +19,11 @@ int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask
 
 /* The same with a mask per thread: threads take masks[*next % n_masks] in
  * turn, *next counting on, so that threads made later continue the rotation.
- * *highest_tid (when not NULL) is raised to the highest thread id placed, so
- * that a creation event for a thread placed here already can be told apart. */
+ * *placed (when not NULL) gets the threads placed (n_placed of them),
+ * so that a creation event for a thread placed here already can be told
+ * apart; the caller frees it, whatever is returned. */
 int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t *masks, size_t n_masks,
-			unsigned *next, pid_t *highest_tid);
+			unsigned *next, pid_t **placed, size_t *n_placed);
 
 /* One thread of the process behind pidfd, e.g. one that was just created. */
 int actuator_apply_thread(int pidfd, pid_t tid, const cpu_set_t *mask);

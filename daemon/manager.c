@@ -146,7 +146,8 @@ char *manager_ccx_list(const struct manager *m, const cpu_set_t *cpus, char *buf
 }
 
 /* What ccxd has placed on each CCX, but for the process being decided: the
- * load that ccx = auto balances. */
+ * load that ccx = auto balances. A process on several CCXs (spread, or pin
+ * with a list) is on none of them alone. */
 static unsigned *placed_load(const struct manager *m, pid_t except) {
 	unsigned *load = calloc(m->topology->n_ccx ? m->topology->n_ccx : 1, sizeof(*load));
 	struct proc **list;
@@ -156,11 +157,11 @@ static unsigned *placed_load(const struct manager *m, pid_t except) {
 		return NULL;
 	list = proctable_list(m->procs, &n);
 	for (size_t i = 0; list && i < n; i++) {
-		unsigned ccx;
+		unsigned ccx[2];
 		if ((list[i]->state != PROC_PINNED && list[i]->state != PROC_DRY_RUN) || list[i]->pid == except)
 			continue;
-		if (placer_ccxs_of(m->topology, &list[i]->cpus, &ccx, 1) == 1)
-			load[ccx]++;
+		if (placer_ccxs_of(m->topology, &list[i]->cpus, ccx, 2) == 1)
+			load[ccx[0]]++;
 	}
 	free(list);
 	return load;
@@ -227,10 +228,13 @@ static void owe_changed(struct manager *m) {
 static int apply(struct manager *m, struct proc *p, const cpu_set_t *cpus) {
 	int r = ensure_pidfd(m, p);
 
-	if (r >= 0 && p->n_spread > 0)
-		r = actuator_apply_each(m->root, p->pid, p->pidfd, p->spread, p->n_spread, &p->spread_next,
-					&p->spread_highest_tid);
-	else if (r >= 0)
+	if (r >= 0 && p->n_spread > 0) {
+		pid_t *placed;
+		size_t n_placed;
+		r = actuator_apply_each(m->root, p->pid, p->pidfd, p->spread, p->n_spread, &p->spread_next, &placed,
+					&n_placed);
+		proc_spread_set_placed(p, placed, n_placed);
+	} else if (r >= 0)
 		r = actuator_apply(m->root, p->pid, p->pidfd, cpus);
 	if (r == -ESRCH)
 		return r;
@@ -606,10 +610,10 @@ static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t ch
 		 * spread it takes the next CCX instead. */
 		parent = proctable_get(m->procs, child_tgid);
 		if (parent && parent->state == PROC_PINNED && parent->n_spread > 0 && parent->pidfd >= 0 &&
-		    child_pid > parent->spread_highest_tid) {
+		    !proc_spread_placed(parent, child_pid)) {
 			actuator_apply_thread(parent->pidfd, child_pid,
 					      &parent->spread[parent->spread_next++ % parent->n_spread]);
-			parent->spread_highest_tid = child_pid;
+			proc_spread_note(parent, child_pid);
 		}
 		return;
 	}
@@ -941,21 +945,17 @@ static void adopt_children(struct manager *m) {
 }
 
 /* policy = spread: threads made while no fork event told of them take their
- * turn now. Thread ids grow, so the new ones are those above the highest
- * placed. */
+ * turn now; those that ended are forgotten. */
 static void catch_up_spread(struct manager *m, struct proc *p) {
 	pid_t *tasks;
 	size_t n;
 
 	if (procfs_list_tasks(m->root, p->pid, &tasks, &n) < 0)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		if (tasks[i] <= p->spread_highest_tid)
-			continue;
-		actuator_apply_thread(p->pidfd, tasks[i], &p->spread[p->spread_next++ % p->n_spread]);
-		p->spread_highest_tid = tasks[i];
-	}
-	free(tasks);
+	for (size_t i = 0; i < n; i++)
+		if (!proc_spread_placed(p, tasks[i]))
+			actuator_apply_thread(p->pidfd, tasks[i], &p->spread[p->spread_next++ % p->n_spread]);
+	proc_spread_set_placed(p, tasks, n);
 }
 
 static void sweep(struct manager *m) {

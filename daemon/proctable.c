@@ -42,6 +42,7 @@ static void entry_free(struct bucket_entry *e) {
 		close(e->proc.pidfd);
 	free(e->proc.rule);
 	free(e->proc.spread);
+	free(e->proc.spread_placed);
 	free(e);
 }
 
@@ -164,7 +165,42 @@ void proc_set_spread(struct proc *p, cpu_set_t *sets, size_t n) {
 	p->spread = sets;
 	p->n_spread = sets ? n : 0;
 	p->spread_next = 0;
-	p->spread_highest_tid = 0;
+	proc_spread_set_placed(p, NULL, 0);
+}
+
+static int compare_tid(const void *a, const void *b) {
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+bool proc_spread_placed(const struct proc *p, pid_t tid) {
+	return p->n_spread_placed && bsearch(&tid, p->spread_placed, p->n_spread_placed, sizeof(tid), compare_tid);
+}
+
+int proc_spread_note(struct proc *p, pid_t tid) {
+	size_t i = p->n_spread_placed;
+	pid_t *grown;
+
+	if (proc_spread_placed(p, tid))
+		return 0;
+	grown = realloc(p->spread_placed, (p->n_spread_placed + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	for (; i > 0 && grown[i - 1] > tid; i--)   /* kept sorted */
+		grown[i] = grown[i - 1];
+	grown[i] = tid;
+	p->spread_placed = grown;
+	p->n_spread_placed++;
+	return 0;
+}
+
+void proc_spread_set_placed(struct proc *p, pid_t *tids, size_t n) {
+	if (tids && n > 1)
+		qsort(tids, n, sizeof(*tids), compare_tid);
+	free(p->spread_placed);
+	p->spread_placed = tids;
+	p->n_spread_placed = tids ? n : 0;
 }
 
 const char *proc_state_to_string(enum proc_state s) {

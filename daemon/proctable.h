@@ -36,7 +36,9 @@ struct proc {
 	cpu_set_t *spread;        /* policy = spread: the CPU sets its threads take in turn */
 	size_t n_spread;
 	unsigned spread_next;     /* which set the next thread takes */
-	pid_t spread_highest_tid; /* threads up to this one are placed (tids grow until they wrap) */
+	pid_t *spread_placed;     /* the threads given a set, by tid: not all below the highest
+				   * one, as tids start again from low after kernel.pid_max */
+	size_t n_spread_placed;
 	char reason[160];
 };
 
@@ -61,4 +63,11 @@ struct proc **proctable_list(const struct proctable *t, size_t *n);
 int proc_set_rule(struct proc *p, const char *rule);
 /* Takes ownership of sets (NULL, 0: not spread). */
 void proc_set_spread(struct proc *p, cpu_set_t *sets, size_t n);
+/* Whether thread tid of a spread process was given a set. */
+bool proc_spread_placed(const struct proc *p, pid_t tid);
+/* Notes that tid was given a set. */
+int proc_spread_note(struct proc *p, pid_t tid);
+/* Takes ownership of tids (n, in any order): the threads given a set, and
+ * no other. */
+void proc_spread_set_placed(struct proc *p, pid_t *tids, size_t n);
 const char *proc_state_to_string(enum proc_state s);

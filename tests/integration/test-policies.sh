@@ -11,6 +11,7 @@ narrowed=$(make_program ccxt-narrow)
 forced=$(make_program ccxt-forced)
 cp "$TOP/tools/helpers/ccxt-threads" "$WORK/ccxt-spread"
 cp "$TOP/tools/helpers/ccxt-threads" "$WORK/ccxt-spread2"
+cp "$TOP/tools/helpers/ccxt-threads" "$WORK/ccxt-spread3"
 compact=$(make_program ccxt-compact)
 ignored=$(make_program ccxt-ignored)
 cp "$(command -v dash)" "$WORK/ccxt-shell"
@@ -65,15 +66,36 @@ spawn "$WORK/ccxt-spread2" 4 60 300
 s2_pid=$SPAWNED
 sleep 1.2
 check "spread: threads created after the pin alternate too" sh -c "[ \"\$(for t in \$(ls /proc/$s2_pid/task); do sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$s2_pid/task/\$t/status; done | sort | uniq -c | awk '{print \$1}' | tr '\n' ' ')\" = '2 2 ' ]"
+# Thread ids start again from low after kernel.pid_max: threads made then,
+# with tids below those placed before, take their turn too.
+if [ -w /proc/sys/kernel/ns_last_pid ]; then
+	spawn "$WORK/ccxt-spread3" 4 60 1000
+	s3_pid=$SPAWNED
+	wait_for 1 sh -c "! grep -q '^Cpus_allowed_list:[[:space:]]*0-1\$' /proc/$s3_pid/status"   # placed
+	echo 300 > /proc/sys/kernel/ns_last_pid
+	sleep 3.5
+	tids=$(ls /proc/$s3_pid/task | sort -n | tr '\n' ' ')
+	echo "# threads of a spread process made after the wrap: $tids"
+	check "spread: threads made after tids wrapped around, below those placed, alternate too" sh -c \
+		"[ \$(echo $tids | tr ' ' '\n' | awk '\$1 < $s3_pid' | wc -l) -eq 3 ] && [ \"\$(for t in $tids; do sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$s3_pid/task/\$t/status; done | sort | uniq -c | awk '{print \$1}' | tr '\n' ' ')\" = '2 2 ' ]"
+else
+	echo "# not checked: threads after a wrap of tids (/proc/sys/kernel/ns_last_pid is not writable here)"
+fi
 
-# compact with ccx = auto balances what ccxd placed.
+# compact with ccx = auto balances what ccxd placed on each CCX: the forced
+# process on CCX 1; the spread ones, on both, count on neither.
 spawn "$compact" 60
 c1=$SPAWNED
 wait_for 2 field_is "$c1" state pinned
+check "compact, ccx = auto: a process lands on the CCX with fewer placed there" cpus_are "$c1" 0
 spawn "$compact" 60
 c2=$SPAWNED
 wait_for 2 field_is "$c2" state pinned
-check "compact, ccx = auto: two processes land on different CCXs" sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$c1/status)\" != \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$c2/status)\" ]"
+spawn "$compact" 60
+c3=$SPAWNED
+wait_for 2 field_is "$c3" state pinned
+check "compact, ccx = auto: with one each, the next takes the first CCX, and the one after the other" \
+	sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$c2/status) \$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$c3/status)\" = '0 1' ]"
 
 # ignore: a child of a pinned shell that runs an ignored program gets its mask back.
 spawn "$WORK/ccxt-shell" -c "sleep 0.5; $ignored 60 & echo \$! > $WORK/ignored.pid; wait"
