@@ -387,11 +387,11 @@ static void a_batch_reads_stat_alone(void) {
 	all = calloc(TASKITER_BATCH_MAX + 1, sizeof(*all));
 	CHECK(all != NULL);
 	for (size_t i = 0; i <= TASKITER_BATCH_MAX; i++)
-		all[i] = (struct taskiter_batch_entry){ .pid = (pid_t)i + 1, .stat_only = true };
+		all[i] = (struct taskiter_batch_entry){ .pid = (pid_t)i + 1, .start_time = UINT64_MAX, .stat_only = true };
 	CHECK_INT(taskiter_read_batch(it, all, TASKITER_BATCH_MAX + 1), 0);
 	for (size_t i = 0; i <= TASKITER_BATCH_MAX; i++) {
 		full += all[i].r == -ENOSPC;
-		CHECK(all[i].r == -ENOSPC || all[i].r == -ESRCH);   /* start time 0: none is the one asked */
+		CHECK(all[i].r == -ENOSPC || all[i].r == -ESRCH);   /* no process started then */
 		free(all[i].process.threads);
 	}
 	CHECK_INT(full, 1);
