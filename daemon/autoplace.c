@@ -721,9 +721,9 @@ static void start_experiment(struct autoplace *a, const struct topology *t, stru
  * seating beat the rate before, but the fastest might yet, its median
  * being above it by more than min_gain; or the guard might yet hold, the
  * fastest not being clearly slower than before and another's median being
- * below it by more than min_gain. Only not clear of the noise yet: more rounds tell a difference
- * from the noise better (validator_judge()). Where nothing differs, no more
- * rounds are spent. */
+ * below it by more than min_gain. Only not clear of the noise yet: more
+ * rounds tell a difference from the noise better (validator_judge()).
+ * Where nothing differs, no more rounds are spent. */
 static bool undecided(const struct autoplace_group *g, const struct autoplace_options *o) {
 	size_t best;
 	bool slower = false;
