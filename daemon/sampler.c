@@ -339,15 +339,14 @@ static bool is_active(const struct sampler *s, const struct seen *before, uint64
 }
 
 /* The clock ticks used since before; all of them for one born since. The
- * batch's figure may be a tick more than stat's (stat_of()): the first
- * read through the batch after one through stat sees that tick as none. */
+ * batch's figure may be a tick more than stat's (stat_of()): a process read
+ * through stat and then through the batch (once after its birth) may seem
+ * to have used a tick it did not, and is read as active once more. Not
+ * counting that tick would hide a light process's first one for longer. */
 static uint64_t ticks_used(const struct seen *before, const struct seen *now) {
-	uint64_t from;
-
 	if (!before)
 		return now->ticks;
-	from = before->ticks + (!before->run_ns && now->run_ns);
-	return now->ticks > from ? now->ticks - from : 0;
+	return now->ticks > before->ticks ? now->ticks - before->ticks : 0;
 }
 
 static int compare_thread(const void *a, const void *b) {
