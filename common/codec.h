@@ -3,7 +3,7 @@
  * contexts, frames cut into slices that decode independently. It exists so
  * that ccxd can measure, on the machine at hand, what a real multi-threaded
  * media workload gains or loses under each CPU mask (the codec table of
- * ../shared/reference/FIGURES.md); it is not meant to be a good codec.
+ * docs/reference-figures.md); it is not meant to be a good codec.
  *
  * YUY2: each pair of pixels is Y0 U Y1 V. For an odd width the last pixel of a
  * row is Y U V (its own chroma pair), so a row is always

@@ -8,7 +8,7 @@
  * - Matrix: ping-pong latency between every two CPUs.
  * - Codec: the multi-threaded lossless codec (codec.h) under CPU masks
  *   derived from the topology, the shapes of the codec table in
- *   ../shared/reference/FIGURES.md.
+ *   docs/reference-figures.md.
  *
  * Which pairs and masks are measured is decided by pure functions of the
  * topology (probe_plan), so that the choice is tested on real machines'

@@ -61,14 +61,14 @@ const char *autoplace_state_to_string(enum autoplace_state s) {
 	return "unknown";
 }
 
-int autoplace_new(const char *root, struct autoplace **ret) {
+int autoplace_new(const char *root, enum sampler_reading reading, struct autoplace **ret) {
 	struct autoplace *a = calloc(1, sizeof(*a));
 	int r;
 
 	if (!a)
 		return -ENOMEM;
 	a->root = root;
-	r = sampler_new(root, &a->sampler);
+	r = sampler_new(root, reading, &a->sampler);
 	if (r < 0) {
 		free(a);
 		return r;
@@ -999,6 +999,8 @@ struct autoplace_stats autoplace_stats(const struct autoplace *a) {
 	struct autoplace_stats st = a->stats;
 
 	st.source = sampler_source(a->sampler);
+	st.reading = sampler_reading(a->sampler);
+	st.note = sampler_note(a->sampler);
 	return st;
 }
 

@@ -112,6 +112,8 @@ struct autoplace_stats {
 	size_t last_active;        /* of which used CPU */
 	uint64_t moves, kept, reverted;
 	const char *source;        /* where active processes are read from: "bpf" or "proc" */
+	enum sampler_reading reading;
+	const char *note;          /* why not as the config asked; NULL when as asked */
 };
 
 struct autoplace_options {
@@ -125,7 +127,7 @@ struct autoplace_options {
 
 struct autoplace;
 
-int autoplace_new(const char *root, struct autoplace **ret);
+int autoplace_new(const char *root, enum sampler_reading reading, struct autoplace **ret);
 
 /* Where what won is kept across restarts (a JSON file in state_dir): read
  * now, written whenever a move is kept. A missing file is no error. */

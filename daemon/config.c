@@ -41,6 +41,17 @@ const char *config_mode_to_string(enum config_mode m) {
 	return (unsigned)m < ELEMENTSOF(mode_names) ? mode_names[m] : NULL;
 }
 
+/* The bpf key's values, by the reading they allow at best. */
+static const char *const bpf_names[] = {
+	[SAMPLER_READ_BATCH] = "auto",
+	[SAMPLER_READ_EACH] = "per-process",
+	[SAMPLER_READ_PROC] = "no",
+};
+
+const char *config_bpf_to_string(enum sampler_reading r) {
+	return (unsigned)r < ELEMENTSOF(bpf_names) ? bpf_names[r] : NULL;
+}
+
 /* ---- value parsers ---- */
 
 /* Reads one or more digits. Overflow is remembered rather than returned at
@@ -280,6 +291,7 @@ static int parse_enum(struct parser *p, const char *key, const char *value,
 
 /* Adapters so that one parse_enum() serves every enum type. */
 static const char *mode_name(int i) { return config_mode_to_string((enum config_mode)i); }
+static const char *bpf_name(int i) { return config_bpf_to_string((enum sampler_reading)i); }
 static const char *policy_name(int i) { return rule_policy_to_string((enum rule_policy)i); }
 static const char *smt_name(int i) { return rule_smt_to_string((enum rule_smt)i); }
 static const char *prefer_name(int i) { return rule_prefer_to_string((enum rule_prefer)i); }
@@ -357,6 +369,13 @@ static void set_restore_on_exit(struct parser *p, const char *key, const char *v
 
 static void set_calibrate(struct parser *p, const char *key, const char *value) {
 	parse_bool_key(p, key, value, &p->config->calibrate);
+}
+
+static void set_bpf(struct parser *p, const char *key, const char *value) {
+	int i = parse_enum(p, key, value, bpf_name);
+
+	if (i >= 0)
+		p->config->bpf = (enum sampler_reading)i;
 }
 
 static void set_state_dir(struct parser *p, const char *key, const char *value) {
@@ -599,6 +618,7 @@ static const struct key daemon_keys[] = {
 	{ "state_dir", set_state_dir },
 	{ "runtime_dir", set_runtime_dir },
 	{ "calibrate", set_calibrate },
+	{ "bpf", set_bpf },
 	{ "metrics_file", set_metrics_file },
 	{ "min_rate", set_min_rate },
 	{ "min_gain", set_min_gain },
@@ -1086,6 +1106,7 @@ struct config *config_new_default(void) {
 	c->interval_usec = USEC_PER_SEC;
 	c->restore_on_exit = true;
 	c->calibrate = true;
+	c->bpf = SAMPLER_READ_BATCH;
 	c->min_rate = GROUPS_DEFAULT_MIN_RATE;
 	c->min_gain = VALIDATOR_DEFAULT_MIN_GAIN;
 	c->window = 3;

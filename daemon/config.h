@@ -8,6 +8,7 @@
 
 #include "placer.h"
 #include "rules.h"
+#include "sampler.h"
 
 #define CONFIG_DEFAULT_PATH    "/etc/ccxd.conf"
 #define CONFIG_DEFAULT_SOCKET  "/run/ccxd/ccxd.sock"
@@ -29,6 +30,8 @@ struct config {
 	char *state_dir;          /* default /var/lib/ccxd */
 	char *runtime_dir;        /* the original affinities owed, across restarts; default /run/ccxd */
 	bool calibrate;           /* run the probe's quick calibration when no cached figures fit; default yes */
+	enum sampler_reading bpf; /* how far up active processes may be read: batch (auto, the default),
+				   * each through BPF iterators (per-process), or /proc (no) */
 	char *metrics_file;       /* Prometheus text written every interval; NULL (default): none */
 	double min_rate;          /* bytes/s for a channel to join a group; default 1 MiB/s */
 	double min_gain;          /* a move is kept above this relative gain; default 0.05 */
@@ -52,6 +55,7 @@ void config_free(struct config *c);
 void config_errors_free(char **errors);
 
 const char *config_mode_to_string(enum config_mode m);
+const char *config_bpf_to_string(enum sampler_reading r);
 
 /* Value parsers, shared with anything else that reads these notations.
  * Durations: "500ms", "1s", "2m", "1.5s"; a bare number is seconds.

@@ -1102,6 +1102,12 @@ int manager_reload(struct manager *m, char ***errors) {
 	if (strcmp(c->runtime_dir, m->runtime_dir) != 0)
 		log_notice("The runtime directory changes from %s to %s at the next start", m->runtime_dir,
 			   c->runtime_dir);
+	/* The sampler loaded its BPF iterators, or did not, at the start. */
+	if (c->bpf != m->config->bpf) {
+		log_notice("bpf changes from %s to %s at the next start", config_bpf_to_string(m->config->bpf),
+			   config_bpf_to_string(c->bpf));
+		c->bpf = m->config->bpf;
+	}
 	/* Keep serving on the socket we have: it is bound already. */
 	char *socket = strdup(m->config->socket);
 	if (socket) {
@@ -1318,7 +1324,7 @@ int manager_start(struct manager *m) {
 	if (r < 0)
 		return log_error_errno(r, "Failed to serve the control socket: %m");
 
-	r = autoplace_new(m->root, &m->autoplace);
+	r = autoplace_new(m->root, m->config->bpf, &m->autoplace);
 	if (r < 0)
 		log_warning_errno(r, "No automatic placement: %m");
 	else {

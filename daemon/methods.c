@@ -202,6 +202,8 @@ static json_object *sampling_json(const struct autoplace *a) {
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "source", json_object_new_string(st.source));
+	json_object_object_add(o, "reading", json_object_new_string(sampler_reading_to_string(st.reading)));
+	json_object_object_add(o, "note", st.note ? json_object_new_string(st.note) : NULL);
 	json_object_object_add(o, "cycles", u64(st.cycles));
 	json_object_object_add(o, "last_cycle_usec", u64(st.last_cycle_usec));
 	json_object_object_add(o, "processes_scanned", u64(st.last_scanned));

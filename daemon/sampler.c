@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -91,6 +92,7 @@ struct sampler {
 	struct sockdiag *diag;     /* NULL: sockets are not sampled */
 	struct taskiter *bpf;      /* NULL: everything is read from /proc */
 	bool batch;                /* those active at the previous sample in one read (bpf) */
+	char note[320];            /* why it reads further down than asked; "" when it does not */
 	size_t n_kept, max_kept;   /* /proc fds and iterator links kept open, and how many may be */
 };
 
@@ -109,7 +111,29 @@ const char *channel_kind_to_string(enum channel_kind k) {
 	return "unknown";
 }
 
-int sampler_new(const char *root, struct sampler **ret) {
+const char *sampler_reading_to_string(enum sampler_reading r) {
+	switch (r) {
+	case SAMPLER_READ_BATCH: return "batch";
+	case SAMPLER_READ_EACH: return "per-process";
+	case SAMPLER_READ_PROC: return "proc";
+	}
+	return "unknown";
+}
+
+/* From now on reads each active process through iterators of its own, or
+ * everything from /proc; why goes into the note. */
+static void read_each(struct sampler *s, const char *why) {
+	s->batch = false;
+	snprintf(s->note, sizeof(s->note), "%s", why);
+}
+
+static void read_proc(struct sampler *s, const char *why) {
+	taskiter_free(s->bpf);
+	s->bpf = NULL;
+	read_each(s, why);
+}
+
+int sampler_new(const char *root, enum sampler_reading want, struct sampler **ret) {
 	struct sampler *s = calloc(1, sizeof(*s));
 	int r;
 
@@ -130,28 +154,32 @@ int sampler_new(const char *root, struct sampler **ret) {
 		log_warning_errno(r, "No socket diagnostics (%m): only pipes will be sampled");
 		s->diag = NULL;
 	}
-	/* The iterators see this machine's processes: not those of another
-	 * root's /proc. */
-	if (!*root) {
-		r = taskiter_new(&s->bpf);
-		if (r < 0) {
-			log_info_errno(r, "No BPF task iterators (%m): active processes are read from /proc");
-			s->bpf = NULL;
-		}
-		s->batch = s->bpf && taskiter_can_batch(s->bpf);
+	if (want == SAMPLER_READ_PROC || *root) {
+		*ret = s;
+		return 0;
 	}
+	r = taskiter_new(want == SAMPLER_READ_BATCH, &s->bpf);
+	if (r < 0) {
+		snprintf(s->note, sizeof(s->note), "no BPF task iterators (%s): active processes are read from /proc",
+			 strerror(-r));
+		log_info("Sampling: %s", s->note);
+		s->bpf = NULL;
+	} else if (taskiter_no_batch(s->bpf)) {
+		snprintf(s->note, sizeof(s->note), "%s: each active process is read through iterators of its own, "
+			 "at more CPU per sample (bpf = per-process skips the attempt)", taskiter_no_batch(s->bpf));
+		log_info("Sampling: %s", s->note);
+	}
+	s->batch = s->bpf && taskiter_can_batch(s->bpf);
 	*ret = s;
 	return 0;
 }
 
-void sampler_read_proc(struct sampler *s) {
-	taskiter_free(s->bpf);
-	s->bpf = NULL;
-	s->batch = false;
+enum sampler_reading sampler_reading(const struct sampler *s) {
+	return s->batch ? SAMPLER_READ_BATCH : s->bpf ? SAMPLER_READ_EACH : SAMPLER_READ_PROC;
 }
 
-void sampler_read_each(struct sampler *s) {
-	s->batch = false;
+const char *sampler_note(const struct sampler *s) {
+	return s->note[0] ? s->note : NULL;
 }
 
 const char *sampler_source(const struct sampler *s) {
@@ -587,9 +615,11 @@ static int read_active_bpf(struct sampler *s, struct scan *sc, struct seen *befo
 	if (r == -EMFILE || r == -ENFILE)
 		return -EOPNOTSUPP;   /* /proc reads, one file at a time */
 	if (r < 0) {
-		log_warning_errno(r, "Reading process %d through BPF iterators failed (%m): reading /proc from now on",
-				  (int)now->pid);
-		sampler_read_proc(s);
+		char why[128];
+		snprintf(why, sizeof(why), "reading process %d through BPF iterators failed (%s): /proc from now on",
+			 (int)now->pid, strerror(-r));
+		log_warning("Sampling: %s", why);
+		read_proc(s, why);
 		return -EOPNOTSUPP;
 	}
 	return take_bpf(sc, before, now, p, proc, window_s, &tp, fds, n_fds, read_usec);
@@ -724,9 +754,11 @@ static int read_batch(struct sampler *s, struct batch *b) {
 	r = taskiter_read_batch(s->bpf, b->e, b->n);
 	b->usec = monotonic_usec();
 	if (r < 0 && r != -ENOMEM) {
-		log_warning_errno(r, "Reading active processes through the BPF batch iterator failed (%m): "
-				  "reading them one by one from now on");
-		sampler_read_each(s);
+		char why[128];
+		snprintf(why, sizeof(why), "reading through the BPF batch iterator failed (%s): one by one from now on",
+			 strerror(-r));
+		log_warning("Sampling: %s", why);
+		read_each(s, why);
 		r = 0;
 	}
 	if (!s->batch || r < 0) {

@@ -65,17 +65,27 @@ struct sampler_result {
 
 struct sampler;
 
-/* Reads active processes through BPF iterators (taskiter.h) where it can,
- * from /proc otherwise. */
-int sampler_new(const char *root, struct sampler **ret);
+/* How active processes are read, from the cheapest: those active at the
+ * previous sample in one read of the BPF batch iterator, each through BPF
+ * iterators of its own, or each from /proc. */
+enum sampler_reading {
+	SAMPLER_READ_BATCH,
+	SAMPLER_READ_EACH,
+	SAMPLER_READ_PROC,
+};
+
+/* Reads active processes as want says, or the next way down where the
+ * kernel refuses it (sampler_note() says why). A root other than "" is read
+ * from /proc: the iterators see this machine's processes. */
+int sampler_new(const char *root, enum sampler_reading want, struct sampler **ret);
 void sampler_free(struct sampler *s);
-/* From now on reads everything from /proc. */
-void sampler_read_proc(struct sampler *s);
-/* From now on reads each active process through iterators of its own,
- * not those active at the previous sample in one read. */
-void sampler_read_each(struct sampler *s);
+enum sampler_reading sampler_reading(const struct sampler *s);
+/* Why it reads further down than it was asked to, for a person; NULL when
+ * it reads as asked. */
+const char *sampler_note(const struct sampler *s);
 /* "bpf" or "proc": where active processes are read from. */
 const char *sampler_source(const struct sampler *s);
+const char *sampler_reading_to_string(enum sampler_reading r);
 
 /* One cycle at now_usec (CLOCK_MONOTONIC). The first call only takes the
  * baseline and returns an empty result. */

@@ -34,6 +34,8 @@ struct taskiter {
 		struct taskiter_wanted *wanted;   /* its memory, mapped */
 		size_t size, used; /* used: its elements that hold a pid, from the first */
 	} batch[N_BATCH_MAPS];
+	char *log;                 /* the verifier's, while the object is open */
+	char no_batch[384];        /* why there is no batch iterator, when it was asked for */
 };
 
 /* libbpf's own messages: its warnings (a kernel without BTF, a refused
@@ -118,9 +120,11 @@ static int answers_for_one(const struct taskiter *it) {
 
 /* Nothing loaded. */
 static void reset(struct taskiter *it) {
-	*it = (struct taskiter){ .obj = NULL };
+	it->obj = NULL;
+	it->log = NULL;
+	it->prog[TASKITER_THREADS] = it->prog[TASKITER_FILES] = NULL;
 	for (size_t i = 0; i < N_BATCH_MAPS; i++)
-		it->batch[i].link = -1;
+		it->batch[i] = (struct batch_map){ .link = -1 };
 }
 
 static void unload(struct taskiter *it) {
@@ -131,6 +135,7 @@ static void unload(struct taskiter *it) {
 			munmap(it->batch[i].wanted, it->batch[i].size * sizeof(struct taskiter_wanted));
 	}
 	bpf_object__close(it->obj);
+	free(it->log);
 	reset(it);
 }
 
@@ -155,13 +160,23 @@ static int bind_batch(struct taskiter *it, struct bpf_program *prog, struct batc
 	return b->link < 0 ? -errno : 0;
 }
 
+/* The verifier's log of a refused program, which libbpf passes on to
+ * print_libbpf(). A buffer of ours, zeroed, rather than libbpf's: the
+ * kernel fills it in bpf(2), which memcheck cannot see, and would take
+ * libbpf's for uninitialised. */
+#define VERIFIER_LOG_SIZE (64 * 1024)
+
 /* The object, loaded with the batch iterator or without it (then unload()
  * and load again: a kernel before 6.13 lacks what it needs). */
 static int load(struct taskiter *it, bool batch) {
 	struct bpf_program *prog;
 	int r;
 
-	it->obj = bpf_object__open_mem(taskiter_object, (size_t)(taskiter_object_end - taskiter_object), NULL);
+	it->log = calloc(1, VERIFIER_LOG_SIZE);
+	if (!it->log)
+		return -ENOMEM;
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = it->log, .kernel_log_size = VERIFIER_LOG_SIZE);
+	it->obj = bpf_object__open_mem(taskiter_object, (size_t)(taskiter_object_end - taskiter_object), &opts);
 	if (!it->obj)
 		return -errno;
 	prog = bpf_object__find_program_by_name(it->obj, "batch");
@@ -171,6 +186,8 @@ static int load(struct taskiter *it, bool batch) {
 		return -ENOENT;
 	bpf_program__set_autoload(prog, batch);
 	r = bpf_object__load(it->obj);
+	if (r < 0 && it->log[0])
+		log_debug("libbpf: the verifier's log:\n%s", it->log);
 	for (size_t i = 0; r == 0 && batch && i < N_BATCH_MAPS; i++)
 		r = bind_batch(it, prog, &it->batch[i], batch_sizes[i]);
 	return r;
@@ -193,22 +210,66 @@ static int batch_answers(struct taskiter *it) {
 	return r;
 }
 
-int taskiter_new(struct taskiter **ret) {
-	struct taskiter *it = malloc(sizeof(*it));
-	int r;
+/* Why the kernel would not give the batch iterator, in words for the log
+ * and for status: what was refused, and that each active process is read
+ * through iterators of its own instead. */
+/* The verifier's own word on a refused program: the last line of its log
+ * before the statistics, or "" where it said nothing more (a refusal before
+ * it looked at the program). */
+static void verifier_said(const char *log, char *said, size_t size) {
+	static const char *const stats[] = { "processed ", "verification time", "stack depth", "-- " };
+	const char *line = log;
+
+	said[0] = '\0';
+	while (line && *line) {
+		const char *end = strchrnul(line, '\n');
+		bool stat = false;
+		for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
+			stat |= strncmp(line, stats[i], strlen(stats[i])) == 0;
+		if (!stat && end > line)
+			snprintf(said, size, "; the verifier: %.*s", (int)(end - line), line);
+		line = *end ? end + 1 : NULL;
+	}
+}
+
+static void explain_no_batch(struct taskiter *it, int r, bool loaded) {
+	char said[160];
+	const char *why;
+
+	if (loaded)
+		why = "it loaded but did not find ccxd itself by its pid";
+	else if (r == -EPERM || r == -EACCES)
+		why = "this kernel refuses to load it (an iter/bpf_map_elem program), "
+		      "although it loads the per-process iterators";
+	else if (r == -EINVAL || r == -ENOENT || r == -ESRCH)
+		why = "this kernel lacks what it needs (bpf_task_from_vpid(), Linux 6.13)";
+	else
+		why = "loading it failed";
+	verifier_said(loaded ? "" : it->log, said, sizeof(said));
+	snprintf(it->no_batch, sizeof(it->no_batch), "no BPF batch iterator: %s (%s%s)", why, strerror(-r), said);
+}
+
+int taskiter_new(bool batch, struct taskiter **ret) {
+	struct taskiter *it = calloc(1, sizeof(*it));
+	bool loaded = false;
+	int r = 0;
 
 	if (!it)
 		return -ENOMEM;
 	reset(it);
 	libbpf_set_print(print_libbpf);
-	r = load(it, true);
-	if (r == 0)
-		r = batch_answers(it);
-	if (r < 0) {
-		log_debug_errno(r, "No BPF batch iterator (%m): active processes are read one by one");
-		unload(it);
-		r = load(it, false);
+	if (batch) {
+		r = load(it, true);
+		loaded = r == 0;
+		if (r == 0)
+			r = batch_answers(it);
+		if (r < 0) {
+			explain_no_batch(it, r, loaded);
+			unload(it);
+		}
 	}
+	if (!batch || r < 0)
+		r = load(it, false);
 	if (r == 0)
 		r = answers_for_one(it);
 	if (r < 0) {
@@ -217,6 +278,10 @@ int taskiter_new(struct taskiter **ret) {
 	}
 	*ret = it;
 	return 0;
+}
+
+const char *taskiter_no_batch(const struct taskiter *it) {
+	return it->no_batch[0] ? it->no_batch : NULL;
 }
 
 void taskiter_free(struct taskiter *it) {

@@ -8,8 +8,10 @@
  * Needs a kernel with BTF and task iterators bound to a process (6.1 and
  * later) and the right to load BPF programs (CAP_BPF and CAP_PERFMON, or
  * root). Without them taskiter_new() fails and the sampler reads /proc.
- * The batch iterator needs Linux 6.13 (bpf_task_from_vpid()); without it
- * taskiter_can_batch() is false and processes are read one by one. */
+ * The batch iterator needs Linux 6.13 (bpf_task_from_vpid()) and a kernel
+ * that lets ccxd load a map-element iterator (some refuse it with EPERM
+ * even to root); without it taskiter_can_batch() is false and processes are
+ * read one by one. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -20,7 +22,9 @@
 
 struct taskiter;
 
-int taskiter_new(struct taskiter **ret);
+/* Loads the iterators, with the batch iterator when batch is asked for and
+ * the kernel gives it (taskiter_no_batch() tells why not, then). */
+int taskiter_new(bool batch, struct taskiter **ret);
 void taskiter_free(struct taskiter *it);
 
 enum taskiter_kind {
@@ -63,6 +67,9 @@ int taskiter_read_files(int fd, uint64_t start_time, struct procfs_fd **ret, siz
 /* ---- many processes in one read -------------------------------------- */
 
 bool taskiter_can_batch(const struct taskiter *it);
+/* Why the batch iterator was asked for and is not there, in words for a
+ * person; NULL when it is there or was not asked for. */
+const char *taskiter_no_batch(const struct taskiter *it);
 
 struct taskiter_batch_entry {
 	pid_t pid;                 /* asked: the process that started at start_time */

@@ -1,5 +1,5 @@
 /* ccxctl probe: what placement costs on this machine (common/probe.h), as the
- * tables of ../shared/reference/FIGURES.md, as JSON, or as an SVG heatmap of
+ * tables of docs/reference-figures.md, as JSON, or as an SVG heatmap of
  * the CPU x CPU latency matrix.
  *
  * Everything printed is rendered from the probe's JSON, whether the probe

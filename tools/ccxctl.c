@@ -114,6 +114,19 @@ static const char *str(json_object *o, const char *key) {
 	return json_object_get_string(v);
 }
 
+/* status's sampling.reading, as words */
+static const char *reading_words(const char *reading) {
+	if (!reading)
+		return "(unknown)";
+	if (strcmp(reading, "batch") == 0)
+		return "through BPF, in one batch";
+	if (strcmp(reading, "per-process") == 0)
+		return "through BPF, one iterator each";
+	if (strcmp(reading, "proc") == 0)
+		return "from /proc";
+	return reading;
+}
+
 /* A JSON array of small integers as "1" or "0,2" */
 static const char *int_list(json_object *o, const char *key, char *buf, size_t size) {
 	json_object *a;
@@ -256,9 +269,11 @@ static int cmd_status(const struct options *o, int argc, char **argv) {
 	if (json_object_object_get_ex(r, "groups", &groups)) {
 		json_object *sampling;
 		json_object_object_get_ex(r, "sampling", &sampling);
-		printf("\nsampling: %s processes, %s active, last cycle %s us, active ones read through %s\n",
+		printf("\nsampling: %s processes, %s active, last cycle %s us, active ones read %s\n",
 		       str(sampling, "processes_scanned"), str(sampling, "processes_active"),
-		       str(sampling, "last_cycle_usec"), str(sampling, "source"));
+		       str(sampling, "last_cycle_usec"), reading_words(str(sampling, "reading")));
+		if (str(sampling, "note"))
+			printf("          (%s)\n", str(sampling, "note"));
 		if (json_object_array_length(groups) == 0)
 			printf("No communicating groups.\n");
 		else

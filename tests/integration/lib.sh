@@ -7,8 +7,19 @@ set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CCXD=$TOP/daemon/ccxd
 CCXCTL=$TOP/tools/ccxctl
+# This machine's two CPUs as two one-CPU CCXs, or as one CCX of two: a test
+# whose verdict depends on the topology names one of them, so that it means
+# the same on a machine whose hwloc shows one L3 and on one that shows two.
 TWO_CCX="synthetic:pack:1 l3:2 core:1 pu:1"
-CCXD_TOPOLOGIES=${CCXD_TOPOLOGIES:-$(cd "$TOP/.." && pwd)/shared/topologies}
+ONE_CCX="synthetic:pack:1 l3:1 core:2 pu:1"
+# Real machines' topologies, kept with the tests.
+TOPOLOGIES=$TOP/tests/data/topologies
+
+# The caller's own settings of ccxd and ccxctl (CCXD_SOCKET, ...) are not
+# the tests': only CCXD_TEST_* variables, which are, pass through.
+for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do
+	case $v in CCXD_TEST_*) ;; *) unset "$v" ;; esac
+done
 
 [ "$(id -u)" -eq 0 ] || { echo "integration tests need root"; exit 77; }
 [ "$(nproc)" -ge 2 ] || { echo "integration tests need 2 CPUs"; exit 77; }
@@ -23,8 +34,8 @@ CHILDREN=
 ON_EXIT=:    # more cleaning for a script to add
 
 cleanup() {
-	for p in $CHILDREN; do kill -9 "$p" 2>/dev/null; done
-	[ -n "$CCXD_PID" ] && kill -9 "$CCXD_PID" 2>/dev/null
+	for p in $CHILDREN; do sig 9 "$p" 2>/dev/null; done
+	[ -n "$CCXD_PID" ] && sig 9 "$CCXD_PID" 2>/dev/null
 	wait 2>/dev/null
 	eval "$ON_EXIT"
 	# A sanitizer build's ccxd reports to its stderr (UBSan ignores
@@ -85,6 +96,34 @@ spawn() {
 	CHILDREN="$CHILDREN $SPAWNED"
 }
 
+# sig SIGNAL PID...: kill(1) for pids the test computed. An empty or
+# non-numeric pid, 0 or 1 (kill -STOP 0 stops the test's own process group),
+# or the test itself is refused with a message and fails it; the others get
+# the signal.
+sig() {
+	_sig=$1
+	_rc=0
+	shift
+	for _pid in "$@"; do
+		if a_pid "$_pid"; then
+			kill "-$_sig" "$_pid" 2>/dev/null || _rc=1
+		else
+			echo "# sig $_sig: refusing pid '$_pid'" >&2
+			_rc=1
+		fi
+	done
+	return $_rc
+}
+# a_pid PID: a number that names one process, not 0, 1 or this test
+a_pid() {
+	case $1 in ''|*[!0-9]*|0|1) return 1 ;; esac
+	[ "$1" -ne $$ ]
+}
+
+# l3s_here: how many L3 domains hwloc shows on this machine's online CPUs,
+# for a test of topology = system to expect what this machine has.
+l3s_here() { hwloc-calc --number-of l3cache all 2>/dev/null || echo 0; }
+
 cpus_of() {
 	sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null
 }
@@ -100,6 +139,16 @@ wait_for() {
 }
 
 cpus_are() { [ "$(cpus_of "$1")" = "$2" ]; }
+
+# never_moved SECONDS PID...: their masks stay 0-1, both CPUs, all that time
+never_moved() {
+	end=$(( $(date +%s) + $1 ))
+	shift
+	while [ "$(date +%s)" -lt "$end" ]; do
+		for p in "$@"; do cpus_are "$p" 0-1 || return 1; done
+		sleep 0.1
+	done
+}
 
 # write_conf: the config from standard input; its [daemon] section gets a
 # state_dir and a runtime_dir of the test's own unless it names them.
@@ -123,7 +172,7 @@ start_ccxd() {
 
 stop_ccxd() {
 	[ -n "$CCXD_PID" ] || return 0
-	kill -TERM "$CCXD_PID" 2>/dev/null
+	sig TERM "$CCXD_PID"
 	wait "$CCXD_PID"
 	rc=$?
 	CCXD_PID=

@@ -69,7 +69,7 @@ check "a bad reload exits non-zero" [ "$rc" -ne 0 ]
 check "a bad reload prints every error with FILE:LINE" sh -c "echo '$out' | grep -q '^$CONF:4: ' && echo '$out' | grep -q '^$CONF:8: '"
 check "--check-config reports the same errors" sh -c "! $CCXD --check-config $CONF >/dev/null 2>&1 && $CCXD --check-config $CONF 2>&1 | grep -q '^$CONF:4: '"
 check "after a bad reload the old rule is still in force" sh -c "[ \"\$($CCXCTL --socket $SOCK --json rules | jq -r '.rules[0].ccx[0]')\" = 1 ]"
-kill -HUP "$CCXD_PID"
+sig HUP "$CCXD_PID"
 sleep 0.3
 check "SIGHUP with a bad file keeps ccxd running" kill -0 "$CCXD_PID"
 spawn "$prog" 60
@@ -90,3 +90,26 @@ cp "$WORK/good.conf" "$CONF"
 check "a good reload succeeds" sh -c "$CCXCTL --socket $SOCK reload >/dev/null"
 check "ccxd stops cleanly" stop_ccxd
 check "the socket file is removed at exit" test ! -e "$SOCK"
+
+# topology = system: the CCXs this machine's hwloc shows, as many L3s as
+# it has (one or two here), whatever that is.
+write_conf <<CONF
+[daemon]
+socket = $SOCK
+topology = system
+mode = off
+CONF
+start_ccxd
+check "topology = system has as many CCXs as hwloc shows L3s here ($(l3s_here))" \
+	[ "$(ctl --json topology | jq '.ccxs | length')" -eq "$(l3s_here)" ]
+case $(nproc):$(l3s_here) in
+2:1) ccxs='0-1' ;;
+2:2) ccxs='0,1' ;;
+*) ccxs= ;;
+esac
+if [ -n "$ccxs" ]; then
+	check "and both CPUs in them ($ccxs)" [ "$(ctl --json topology | jq -r '[.ccxs[].cpus] | join(",")')" = "$ccxs" ]
+else
+	echo "ok - and both CPUs in them # SKIP $(nproc) CPUs, $(l3s_here) L3s as hwloc shows"
+fi
+stop_ccxd

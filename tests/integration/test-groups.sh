@@ -16,11 +16,10 @@ rate_near() {
 write_conf <<CONF
 [daemon]
 socket = $SOCK
-topology = xml:$CCXD_TOPOLOGIES/amd-ryzen7-1800x.xml
+topology = xml:$TOPOLOGIES/amd-ryzen7-1800x.xml
 mode = dry-run
 interval = 700ms
 CONF
-[ -r "$CCXD_TOPOLOGIES/amd-ryzen7-1800x.xml" ] || { echo "no topologies at $CCXD_TOPOLOGIES"; exit 77; }
 start_ccxd
 
 sh -c 'yes | pv -q -L 64m > /dev/null' &
@@ -42,7 +41,7 @@ check "the channel is a pipe from yes to pv" \
 check "its members show their CPU, wake-ups and context switches" wait_for 3 sh -c "$CCXCTL --socket $SOCK --json status | jq -e '
 	.groups[] | select(.pids | index($yes_pid)) | (.members | length) == 2 and .wakeups_per_s > 10 and
 	.switches_per_s >= .wakeups_per_s and all(.members[]; .cpu > 0 and .wakeups_per_s > 0)' >/dev/null"
-kill "$yes_pid" "$pv_pid" 2>/dev/null
+sig TERM "$yes_pid" "$pv_pid"
 
 for kind in unix tcp; do
 	"$TALK" "$kind" 32 20 > "$WORK/$kind.pids" &
@@ -53,7 +52,7 @@ for kind in unix tcp; do
 	check "a $kind pair is found as a group" wait_for 3 sh -c "[ -n \"\$($CCXCTL --socket $SOCK --json status | jq -c --argjson pid $1 '.groups[]? | select(.pids | index(\$pid))')\" ]"
 	check "with the rate that flows (32 MiB/s)" wait_for 2 rate_near "$1" 32
 	check "over a $kind channel" sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq -r --argjson pid $1 '.groups[] | select(.pids | index(\$pid)) | .channels[0].kind')\" = $kind ]"
-	kill "$1" "$2" 2>/dev/null
+	sig TERM "$1" "$2"
 done
 
 idle=$(make_program ccxt-idle)

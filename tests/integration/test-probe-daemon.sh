@@ -67,7 +67,7 @@ CHILDREN="$CHILDREN $client"
 wait_for 10 sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq -r .probe.state)\" = probing ]"
 worker=$(pst worker_pid)
 worker_fds=$(worker_files)
-kill -9 "$client"
+sig 9 "$client"
 wait "$client" 2>/dev/null
 check "a client that went away cancels its probe" wait_for 5 sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq -r .probe.state)\" = idle ]"
 check "its worker is gone, no zombie left (pid $worker)" wait_for 2 sh -c "[ -n '$worker' ] && [ ! -e /proc/$worker ]"

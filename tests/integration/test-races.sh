@@ -56,7 +56,7 @@ made=$(( $(highest_tid "$churn") - first_tid ))
 echo "# the process made about $made threads meanwhile"
 check "threads really were made meanwhile (at least 100)" [ "$made" -ge 100 ]
 check "no pin failed" [ "$(counter pin_failures)" = 0 ]
-kill "$churn"
+sig TERM "$churn"
 
 # --- processes that exit between discovery and pinning -------------------
 # 2,000 rule-matched programs that exit as soon as they start: most are gone
@@ -87,14 +87,14 @@ reuse() {   # reuse PID PROGRAM...: PID is free now; the new process gets it
 spawn "$victim" 120
 old=$SPAWNED
 ctl pin "$old" 1 >/dev/null
-kill -STOP "$CCXD_PID"
-kill -9 "$old"
+sig STOP "$CCXD_PID"
+sig 9 "$old"
 wait "$old" 2>/dev/null
 if ! reuse "$old" taskset -c 0 "$victim" 120; then
 	echo "ok - pid reuse # SKIP the kernel did not hand out pid $old again (clone3 set_tid)"
 	exit 0
 fi
-kill -CONT "$CCXD_PID"
+sig CONT "$CCXD_PID"
 check "unpin of a reused pid refuses: the stranger was never pinned" sh -c "! $CCXCTL --socket $SOCK unpin $old 2>/dev/null"
 check "and the stranger keeps its own affinity" cpus_are "$old" 0
 check "status does not show the stranger as pinned" sh -c "! ( ctl() { $CCXCTL --socket $SOCK \"\$@\"; }; ctl --json status | jq -e '.processes[] | select(.pid == $old and .state == \"pinned\")' >/dev/null )"
@@ -104,11 +104,11 @@ check "status does not show the stranger as pinned" sh -c "! ( ctl() { $CCXCTL -
 spawn "$ruled" 120
 old2=$SPAWNED
 check "a rule-matched process is pinned" wait_for 2 cpus_are "$old2" 1
-kill -STOP "$CCXD_PID"
-kill -9 "$old2"
+sig STOP "$CCXD_PID"
+sig 9 "$old2"
 wait "$old2" 2>/dev/null
 reuse "$old2" taskset -c 0 "$victim" 120
-kill -CONT "$CCXD_PID"
+sig CONT "$CCXD_PID"
 sleep 0.5
 check "the stranger with the pinned process's pid is left alone" cpus_are "$old2" 0
 check "and is not listed" sh -c "! ( ctl() { $CCXCTL --socket $SOCK \"\$@\"; }; ctl --json status | jq -e '.processes[] | select(.pid == $old2)' >/dev/null )"
@@ -119,10 +119,10 @@ spawn "$ruled" 120
 old3=$SPAWNED
 check "another rule-matched process is pinned" wait_for 2 cpus_are "$old3" 1
 wait_for 2 grep -q "\"pid\": $old3" "$WORK/run/originals.json"
-kill -9 "$CCXD_PID"
+sig 9 "$CCXD_PID"
 wait "$CCXD_PID" 2>/dev/null
 CCXD_PID=
-kill -9 "$old3"
+sig 9 "$old3"
 wait "$old3" 2>/dev/null
 reuse "$old3" taskset -c 1 "$victim" 120
 start_ccxd

@@ -32,7 +32,7 @@ in_ledger() {
 }
 counter_is() { [ "$(ctl --json status | jq -r ".counters.$1")" = "$2" ]; }
 crash_ccxd() {
-	kill -9 "$CCXD_PID"
+	sig 9 "$CCXD_PID"
 	wait "$CCXD_PID" 2>/dev/null
 	CCXD_PID=
 }
@@ -57,7 +57,7 @@ check "the ledger holds the hand pin" wait_for 2 in_ledger "$moved" 0-1 1
 
 crash_ccxd
 check "the ledger outlives kill -9" in_ledger "$pinned" 0 1
-kill -9 "$kept"      # exits while ccxd is down: nothing owed to it
+sig 9 "$kept"      # exits while ccxd is down: nothing owed to it
 taskset -pc 0 "$moved" >/dev/null
 start_ccxd
 check "a restarted ccxd takes its pinned process back" field_is "$pinned" state pinned

@@ -71,12 +71,12 @@ check "the survivors started during the storm are pinned" wait_for 3 sh -c "for 
 
 # 2: 20,000 more while ccxd is stopped: far more events than its socket
 # holds, so the kernel drops some; survivors start before and after.
-kill -STOP "$CCXD_PID"
+sig STOP "$CCXD_PID"
 start_survivors 3
 storm 5000
 wait $STORM
 start_survivors 2
-kill -CONT "$CCXD_PID"
+sig CONT "$CCXD_PID"
 check "ccxd answers after a storm it slept through" quietly wait_for 5 ctl version
 check "it counts the lost events in status" wait_for 3 sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq .counters.lost_events)\" -gt $lost_before ]"
 check "and in the metrics" sh -c "$CCXCTL --socket $SOCK metrics | grep -Eq '^ccxd_process_event_overflows_total [1-9]'"

@@ -72,8 +72,8 @@ ns() { nsenter -t "$LEADER" -a "$@" </dev/null; }
 stop_machine() {
 	if [ -n "$NSPAWN" ] && kill -0 "$NSPAWN" 2>/dev/null; then
 		# nspawn turns SIGTERM into an orderly poweroff of the container.
-		kill -TERM "$NSPAWN"
-		wait_for 15 sh -c "! kill -0 $NSPAWN 2>/dev/null" || kill -KILL "$NSPAWN" "$LEADER" 2>/dev/null
+		sig TERM "$NSPAWN"
+		wait_for 15 sh -c "! kill -0 $NSPAWN 2>/dev/null" || sig KILL "$NSPAWN" "$LEADER" 2>/dev/null
 		wait_for 5 sh -c "! kill -0 $NSPAWN 2>/dev/null"
 	fi
 	if mountpoint -q "$ROOT"; then
@@ -217,7 +217,10 @@ check "and pins the program again" wait_for 5 ccpus_are "$pid_in_container" 1
 MAINPID=$(ns systemctl show -p MainPID --value ccxd)
 check "the original it owes is in /run/ccxd, across restarts" wait_for 3 sh -c "nsenter -t $LEADER -a cat /run/ccxd/originals.json </dev/null |
 	jq -e '.processes[] | select(.pid == $pid_in_container and .original == \"$original\")' >/dev/null"
-ns sh -c "kill -STOP $MAINPID"
+# A pid from inside the container: 0 (no main process) would stop this
+# test's own process group, which nsenter's shell shares.
+check "ccxd has a main pid to stop ($MAINPID)" a_pid "$MAINPID"
+a_pid "$MAINPID" && ns sh -c "kill -STOP $MAINPID"
 restarted() {
 	pid=$(ns systemctl show -p MainPID --value ccxd)
 	[ "$pid" != 0 ] && [ "$pid" != "$MAINPID" ] && [ "$(ns systemctl is-active ccxd)" = active ]

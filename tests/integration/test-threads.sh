@@ -25,11 +25,10 @@ threads() {
 	CHILDREN="$CHILDREN $T"
 }
 
-[ -r "$CCXD_TOPOLOGIES/amd-ryzen7-1800x.xml" ] || { echo "no topologies at $CCXD_TOPOLOGIES"; exit 77; }
 write_conf <<CONF
 [daemon]
 socket = $SOCK
-topology = xml:$CCXD_TOPOLOGIES/amd-ryzen7-1800x.xml
+topology = xml:$TOPOLOGIES/amd-ryzen7-1800x.xml
 mode = dry-run
 interval = 500ms
 CONF
@@ -48,13 +47,13 @@ check "it needs a CPU for each busy thread" group_has "$T" '.demand >= 3'
 check "dry-run seats it on one CCX, a core for each thread" \
 	group_has "$T" '.seating == "one-per-core" and (.cpus == "0-2,8-10" or .cpus == "4-6,12-14")'
 check "the status table shows its threads" sh -c "$CCXCTL --socket $SOCK status | grep -q 'threads $T x3'"
-kill "$T" 2>/dev/null
+sig TERM "$T"
 
 # 2. Threads that only compute: busy, but nothing to judge a move by.
 threads spin 2 5
 check "busy threads that do no I/O are a group with no rate, not moved" \
 	wait_for 4 group_has "$T" '.state == "no-rate" and .ccx == null and .cpus == null'
-kill "$T" 2>/dev/null
+sig TERM "$T"
 
 # 3. One busy thread is no group, nor are threads that sleep.
 threads io 1 4
@@ -64,7 +63,7 @@ CHILDREN="$CHILDREN $S"
 sleep 2
 check "a process with one busy thread is no group" no_group "$T"
 check "nor is one whose threads sleep" no_group "$S"
-kill "$T" "$S" 2>/dev/null
+sig TERM "$T" "$S"
 
 # 4. A pipeline of three stages with three busy threads each needs 9 CPUs, a
 #    CCX of the 1800X has 8: it is split along its weaker pipe into a pair
@@ -85,7 +84,7 @@ split_seated() {
 }
 check "a pipeline larger than a CCX is split in two, one piece on each CCX" wait_for 6 split_seated "$@"
 echo "# $(ctl --json status | jq -c '[.groups[] | {pids, ccx, cpus, demand, split, channels: [.channels[].kind]}]')"
-kill "$@" 2>/dev/null
+sig TERM "$@"
 stop_ccxd
 
 # 5. Enforce on this machine split into two one-CPU "CCXs": two busy threads
@@ -102,5 +101,5 @@ threads io 2 6
 before=$(cpus_of "$T")
 check "a thread group larger than any CCX is left alone (no-room)" wait_for 4 group_has "$T" '.state == "no-room"'
 check "with its affinity untouched" [ "$(cpus_of "$T")" = "$before" ]
-kill "$T" 2>/dev/null
+sig TERM "$T"
 check "ccxd stops" stop_ccxd

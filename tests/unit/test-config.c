@@ -233,6 +233,15 @@ static void parses_each_accepted_spelling(void) {
 		{ "mode = dry-run", CONFIG_MODE_DRY_RUN },
 		{ "mode = off", CONFIG_MODE_OFF },
 	};
+	static const struct {
+		const char *line;
+		enum sampler_reading reading;
+	} bpfs[] = {
+		{ "", SAMPLER_READ_BATCH },
+		{ "bpf = auto", SAMPLER_READ_BATCH },
+		{ "bpf = per-process", SAMPLER_READ_EACH },
+		{ "bpf = no", SAMPLER_READ_PROC },
+	};
 	static const char *const policies[] = { "pin", "compact", "spread", "pair", "auto", "ignore" };
 	static const char *const prefers[] = { "any", "cache", "frequency" };
 
@@ -244,6 +253,17 @@ static void parses_each_accepted_spelling(void) {
 		struct config *c = load_ok(text);
 		if (c)
 			CHECK_INT(c->mode, modes[i].mode);
+		config_free(c);
+		free(text);
+	}
+	for (size_t i = 0; i < sizeof(bpfs) / sizeof(bpfs[0]); i++) {
+		char *text;
+
+		if (asprintf(&text, "[daemon]\n%s\n", bpfs[i].line) < 0)
+			abort();
+		struct config *c = load_ok(text);
+		if (c)
+			CHECK_INT(c->bpf, bpfs[i].reading);
 		config_free(c);
 		free(text);
 	}
@@ -363,7 +383,7 @@ static void accepts_bom_and_crlf(void) {
 	config_free(c);
 	/* Only at the very start: elsewhere it is text like any other. */
 	check_errors("[daemon]\n\xef\xbb\xbfmode = off\n",
-		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
+		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 }
 
@@ -508,7 +528,7 @@ static void rejects_keys_outside_sections(void) {
 
 static void rejects_unknown_daemon_key(void) {
 	check_errors("[daemon]\nsockets = /a\n",
-		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
+		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 }
 
@@ -551,13 +571,15 @@ static void rejects_unknown_program_key(void) {
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
-		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
+		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 }
 
 static void rejects_bad_enum_values(void) {
 	check_errors("[daemon]\nmode = dryrun\n",
 		     "2: invalid value 'dryrun' for mode (expected enforce, dry-run or off)", NULL);
+	check_errors("[daemon]\nbpf = yes\n",
+		     "2: invalid value 'yes' for bpf (expected auto, per-process or no)", NULL);
 	check_errors("[program:a]\npolicy = Pin\nsmt = no\nprefer = l3\n",
 		     "2: invalid value 'Pin' for policy (expected pin, compact, spread, pair, auto or ignore)",
 		     "3: invalid value 'no' for smt (expected allow or avoid)",
@@ -604,7 +626,7 @@ static void rejects_duplicate_daemon_section(void) {
 static void rejects_relative_socket(void) {
 	check_errors("[daemon]\nsocket = run/ccxd.sock\nsocket2 = x\n",
 		     "2: invalid value 'run/ccxd.sock' for socket (expected an absolute path)",
-		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, metrics_file, min_rate, min_gain, window, seatings)",
+		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, metrics_file, min_rate, min_gain, window, seatings)",
 		     NULL);
 	check_errors("[daemon]\nsocket =\n", "2: invalid value '' for socket (expected an absolute path)", NULL);
 }

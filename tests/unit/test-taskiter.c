@@ -22,8 +22,20 @@
 static struct taskiter *load(void) {
 	struct taskiter *it;
 
-	if (taskiter_new(&it) < 0) {
-		printf("# no BPF task iterators here (not root, or a kernel without BTF)\n");
+	if (taskiter_new(false, &it) < 0)
+		SKIP_TEST("no BPF task iterators here (not root, or a kernel without BTF)");
+	return it;
+}
+
+/* With the batch iterator, or a skip that says why this kernel has none. */
+static struct taskiter *load_batch(void) {
+	struct taskiter *it;
+
+	if (taskiter_new(true, &it) < 0)
+		SKIP_TEST("no BPF task iterators here (not root, or a kernel without BTF)");
+	if (!taskiter_can_batch(it)) {
+		printf("# SKIP %s\n", taskiter_no_batch(it));
+		taskiter_free(it);
 		test_exit(77);
 	}
 	return it;
@@ -263,17 +275,12 @@ static void a_single_thread_comes_with_the_files(void) {
  * one asked with another start time -ESRCH; and the next read, with one
  * process less and one more, tells of those asked then. */
 static void a_batch_reads_each_as_proc_does(void) {
-	struct taskiter *it = load();
+	struct taskiter *it = load_batch();
 	pid_t many = spawn(), single = spawn_single(), gone = spawn_single();
 	struct procfs_stat st_many, st_single, st_gone;
 	struct taskiter_batch_entry e[3];
 	long tick_ns = 1000000000L / sysconf(_SC_CLK_TCK);
 
-	if (!taskiter_can_batch(it)) {
-		printf("# no batch iterator here (a kernel before 6.13)\n");
-		taskiter_free(it);
-		test_exit(77);
-	}
 	CHECK(many > 0 && single > 0 && gone > 0);
 	usleep(100000);   /* for the writer to write */
 	CHECK_INT(procfs_read_stat("", many, &st_many), 0);
@@ -341,7 +348,7 @@ static void a_batch_reads_each_as_proc_does(void) {
  * said so; asked for its fds next, the same pid has them. More pids than
  * the map holds: the one past it reads -ENOSPC. */
 static void a_batch_reads_stat_alone(void) {
-	struct taskiter *it = load();
+	struct taskiter *it = load_batch();
 	pid_t many = spawn();
 	struct procfs_stat before, after, kthreadd;
 	struct taskiter_batch_entry e[2], *all;
@@ -349,11 +356,6 @@ static void a_batch_reads_stat_alone(void) {
 	bool have_kthreadd = procfs_read_stat("", 2, &kthreadd) == 0 && (kthreadd.flags & PROCFS_PF_KTHREAD);
 	size_t n = 0, full = 0;
 
-	if (!taskiter_can_batch(it)) {
-		printf("# no batch iterator here (a kernel before 6.13)\n");
-		taskiter_free(it);
-		test_exit(77);
-	}
 	CHECK(many > 2);
 	usleep(100000);   /* for its writer to run a few ticks */
 	CHECK_INT(procfs_read_stat("", many, &before), 0);
@@ -407,6 +409,31 @@ static void a_batch_reads_stat_alone(void) {
 	taskiter_free(it);
 }
 
-TEST_MAIN(T(reads_threads_as_proc_does), T(reads_pipes_and_sockets_as_proc_does),
+/* Asked for the batch iterator, it is there, or it is not and the reason
+ * is; either way the per-process iterators read. Not asked for, it is not
+ * loaded, and there is nothing to explain. */
+static void the_batch_is_there_or_its_absence_explained(void) {
+	struct taskiter *it = load(), *batch;
+	struct taskiter_process tp = { .threads = NULL };
+	struct procfs_stat self;
+	int fd;
+
+	CHECK(!taskiter_can_batch(it));
+	CHECK(!taskiter_no_batch(it));
+	taskiter_free(it);
+	CHECK_INT(taskiter_new(true, &batch), 0);
+	printf("# %s\n", taskiter_can_batch(batch) ? "a batch iterator" : taskiter_no_batch(batch));
+	CHECK(taskiter_can_batch(batch) == !taskiter_no_batch(batch));
+	CHECK_INT(procfs_read_stat("", getpid(), &self), 0);
+	fd = taskiter_open(batch, getpid(), TASKITER_THREADS);
+	CHECK(fd >= 0);
+	CHECK_INT(taskiter_read_threads(fd, self.start_time, &tp), 0);
+	CHECK(tp.n_threads >= 1);
+	free(tp.threads);
+	close(fd);
+	taskiter_free(batch);
+}
+
+TEST_MAIN(T(the_batch_is_there_or_its_absence_explained), T(reads_threads_as_proc_does), T(reads_pipes_and_sockets_as_proc_does),
 	  T(a_single_thread_comes_with_the_files), T(a_process_gone_or_another_reads_esrch),
 	  T(a_batch_reads_each_as_proc_does), T(a_batch_reads_stat_alone))

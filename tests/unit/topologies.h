@@ -1,25 +1,16 @@
-/* The real machines' topologies (../shared/topologies, or CCXD_TOPOLOGIES)
- * for unit tests: a checkout without them skips those tests; a file there
- * that does not load fails them. */
+/* The real machines' topologies that the project keeps for its tests
+ * (tests/data/topologies, where each came from is in its README). Tests run
+ * from the top of the tree (tests/run); a file that is missing or does not
+ * load fails the test. */
 #pragma once
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "test.h"
 #include "topology.h"
 
-static inline const char *test_topologies_dir(void) {
-	const char *dir = getenv("CCXD_TOPOLOGIES");
-	struct stat st;
-
-	if (!dir || !*dir)
-		SKIP_TEST("CCXD_TOPOLOGIES is not set");
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		SKIP_TEST("CCXD_TOPOLOGIES is not a directory");
-	return dir;
-}
+#define TEST_TOPOLOGIES_DIR "tests/data/topologies"
 
 /* Loads spec, or reports why not and returns NULL. */
 static inline struct topology *test_topology(const char *spec) {
@@ -39,6 +30,6 @@ static inline struct topology *test_topology(const char *spec) {
 static inline struct topology *test_topology_file(const char *file) {
 	char spec[4096];
 
-	snprintf(spec, sizeof(spec), "xml:%s/%s", test_topologies_dir(), file);
+	snprintf(spec, sizeof(spec), "xml:%s/%s", TEST_TOPOLOGIES_DIR, file);
 	return test_topology(spec);
 }

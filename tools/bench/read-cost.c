@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
 		fprintf(stderr, "Usage: read-cost PID... (at most %d)\n", MAX_PIDS);
 		return 2;
 	}
-	if (taskiter_new(&it) < 0) {
+	if (taskiter_new(true, &it) < 0) {
 		fprintf(stderr, "read-cost: no BPF task iterators (root, and a kernel with BTF, are needed)\n");
 		return 1;
 	}
