@@ -140,13 +140,32 @@ wait_for() {
 
 cpus_are() { [ "$(cpus_of "$1")" = "$2" ]; }
 
-# never_moved SECONDS PID...: their masks stay 0-1, both CPUs, all that time
-never_moved() {
+# group_json PID: the automatic policy's group that holds it, as JSON
+group_json() { ctl --json status | jq -c --argjson pid "$1" '.groups[]? | select(.pids | index($pid))'; }
+
+# placed_as_evidenced P C: the pair P and C is narrowed now only during an
+# experiment, or after one whose evidence kept the shared CPU; otherwise
+# both have both CPUs. What ccxd may decide for a pair on two one-CPU CCXs.
+# Masks that changed while the state was read are looked at next time.
+placed_as_evidenced() {
+	p=$(cpus_of "$1") c=$(cpus_of "$2")
+	g=$(group_json "$1")
+	[ "$p $c" = "$(cpus_of "$1") $(cpus_of "$2")" ] || return 0
+	case $(echo "$g" | jq -r '.state // "none"') in
+	validating) return 0 ;;
+	kept) echo "$g" | jq -e '.seating == "shared-cpu" and ([.trials[] | select(.seating == "shared-cpu") | .beat] == [true])' >/dev/null &&
+		[ "$p" = "$c" ] && [ "$p" != 0-1 ] ;;
+	*) [ "$p" = 0-1 ] && [ "$c" = 0-1 ] ;;
+	esac
+}
+
+# always SECONDS COMMAND...: it holds every 0.2 s all that time
+always() {
 	end=$(( $(date +%s) + $1 ))
 	shift
 	while [ "$(date +%s)" -lt "$end" ]; do
-		for p in "$@"; do cpus_are "$p" 0-1 || return 1; done
-		sleep 0.1
+		"$@" || return 1
+		sleep 0.2
 	done
 }
 

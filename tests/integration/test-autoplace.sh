@@ -11,7 +11,6 @@ wchar_rate() {
 	b=$(sed -n 's/^wchar: //p' "/proc/$1/io")
 	echo "$a $b $2" | awk '{printf "%d", ($2 - $1) / $3}'
 }
-group_json() { ctl --json status | jq -c --argjson pid "$1" '.groups[]? | select(.pids | index($pid))'; }
 group_state() { group_json "$1" | jq -r '.state'; }
 settled() { case "$(group_state "$1")" in kept|reverted) return 0 ;; *) return 1 ;; esac; }
 
@@ -32,7 +31,9 @@ stop_pipeline() { sig TERM "$P" "$C"; sleep 0.2; }
 
 # 1. A move that makes a group slower is reverted: two processes that each
 #    burn a CPU, squeezed onto one shared CPU of a CCX of two. Where each CCX
-#    has one CPU, such a pair has no CCX with room for it and is not moved.
+#    has one CPU, such a pair has no CCX with room for it, unless the machine
+#    gave it less than a CPU in all: whichever, it is narrowed only as an
+#    experiment and its evidence say.
 busy_pair() {
 	"$TOP/tools/helpers/ccxt-talk" pipe 0 60 500 > "$WORK/busy.pids" &
 	CHILDREN="$CHILDREN $!"
@@ -65,8 +66,9 @@ stop_ccxd
 sed -i "s/^topology = .*/topology = $TWO_CCX/" "$CONF"
 start_ccxd
 busy_pair
-check "two CCXs of one: the pair that needs two CPUs is never moved" never_moved 5 "$P" "$C"
-check "and no move is tried" sh -c "! $CCXCTL --socket $SOCK --json status | jq -e '.groups[] | select(.pids | index($P)) | .trials | length > 0' >/dev/null 2>&1"
+check "two CCXs of one: the pair is narrowed only by an experiment, or as its evidence says" \
+	always 10 placed_as_evidenced "$P" "$C"
+echo "# busy pair on two CCXs of one: $(group_json "$P" | jq -c '{state, demand, trials: [.trials[] | {seating, gain, beat}]}')"
 stop_pipeline
 stop_ccxd
 

@@ -2,9 +2,8 @@
 # `cat /dev/urandom | sha256sum`, under ccxd in enforce mode with this
 # machine's two CPUs as one CCX: once ccxd has settled, each must run at 90 %
 # or more of its best hand placement (apart on CPUs 0 and 1, or together on
-# CPU 0), automatically. As two one-CPU CCXs, where no CCX has room for a
-# pair that needs two CPUs, ccxd must leave both pipelines where Linux put
-# them.
+# CPU 0), automatically. As two one-CPU CCXs, ccxd must narrow them only as
+# an experiment and its evidence say.
 #
 # Pipe throughput on a guest swings between windows of a second, and drifts
 # over a minute, by more than the 10 % allowed. So the throughput under ccxd
@@ -55,7 +54,6 @@ start() {
 }
 stop() { sig TERM "$@"; sleep 0.2; }
 
-group_json() { ctl --json status | jq -c --argjson pid "$1" '.groups[]? | select(.pids | index($pid))'; }
 settled() { group_json "$1" | jq -e '.state == "kept" or .state == "reverted"' >/dev/null; }
 # slowly SECONDS COMMAND...: wait_for, polling once a second. Polling every
 # 20 ms runs ccxctl and jq 50 times a second: load enough on two CPUs to
@@ -191,6 +189,9 @@ for line in $PIPELINES; do
 done
 stop_ccxd
 
+# On two one-CPU CCXs a pair can only share a CPU, and only when its
+# demand fits one: how much CPU each end used decides, and that depends on
+# the machine. What must hold whatever it decides: placed_as_evidenced.
 sed -i "s/^topology = .*/topology = $TWO_CCX/" "$CONF"
 start_ccxd
 IFS='
@@ -199,7 +200,9 @@ for line in $PIPELINES; do
 	unset IFS
 	split_pipeline "$line"
 	start "$producer" "$consumer"
-	check "two CCXs of one: \`$pipeline\` is left where Linux put it" never_moved 10 "$P" "$C"
+	check "two CCXs of one: \`$pipeline\` is narrowed only by an experiment, or as its evidence says" \
+		always 20 placed_as_evidenced "$P" "$C"
+	echo "# $pipeline: $(how "$P")"
 	stop "$P" "$C"
 done
 stop_ccxd
