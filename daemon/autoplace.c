@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
-#include "actuator.h"
 #include "atomicfile.h"
 #include "cpulist.h"
 #include "log.h"
@@ -19,9 +18,6 @@
 /* A group unseen for this many samples has ended: its members get their
  * originals back. Short gaps (a pipeline between two files) keep it. */
 #define AUTOPLACE_RELEASE_AFTER 5
-/* After every seating was reverted, wait this many samples before trying
- * again: what the machine does may have changed by then. */
-#define AUTOPLACE_BACKOFF 60
 /* Moves started per sample, so that a burst of new groups is seated a few at
  * a time and each experiment's window is not disturbed by all the others. */
 #define AUTOPLACE_MOVES_PER_CYCLE 4
@@ -35,6 +31,7 @@ struct learned {
 
 struct autoplace {
 	const char *root;
+	struct placements *placements;   /* the members' entries are there */
 	char *memory;              /* file of what won, or NULL */
 	struct sampler *sampler;
 	struct sampler_result *sample;
@@ -45,29 +42,15 @@ struct autoplace {
 	struct autoplace_stats stats;
 };
 
-const char *autoplace_state_to_string(enum autoplace_state s) {
-	switch (s) {
-	case AUTOPLACE_MEASURING: return "measuring";
-	case AUTOPLACE_VALIDATING: return "validating";
-	case AUTOPLACE_KEPT: return "kept";
-	case AUTOPLACE_REVERTED: return "reverted";
-	case AUTOPLACE_DRY_RUN: return "dry-run";
-	case AUTOPLACE_BY_RULE: return "by-rule";
-	case AUTOPLACE_BY_HAND: return "by-hand";
-	case AUTOPLACE_NO_ROOM: return "no-room";
-	case AUTOPLACE_NO_GAIN: return "no-gain";
-	case AUTOPLACE_NO_RATE: return "no-rate";
-	}
-	return "unknown";
-}
-
-int autoplace_new(const char *root, enum sampler_reading reading, struct autoplace **ret) {
+int autoplace_new(const char *root, enum sampler_reading reading, struct placements *placements,
+		  struct autoplace **ret) {
 	struct autoplace *a = calloc(1, sizeof(*a));
 	int r;
 
 	if (!a)
 		return -ENOMEM;
 	a->root = root;
+	a->placements = placements;
 	r = sampler_new(root, reading, &a->sampler);
 	if (r < 0) {
 		free(a);
@@ -79,24 +62,30 @@ int autoplace_new(const char *root, enum sampler_reading reading, struct autopla
 
 /* ---- members: moving and putting back ----------------------------------- */
 
-static void release(struct autoplace *a, struct autoplace_group *g, bool (*ruled)(void *, pid_t), void *userdata) {
+/* A member's entry, while it is still the policy's: NULL when the process
+ * is gone, or a rule or a hand took it (its placement is theirs then). */
+static struct placement *member_entry(const struct autoplace *a, const struct autoplace_member *mb) {
+	struct placement *p = placements_get(a->placements, mb->pid);
+
+	return p && p->start_time == mb->start_time && p->owner == PLACEMENT_AUTO ? p : NULL;
+}
+
+/* Every member gets its original back, and is the policy's no more. */
+static void release(struct autoplace *a, struct autoplace_group *g) {
 	for (size_t i = 0; i < g->n_members; i++) {
-		struct autoplace_member *mb = &g->members[i];
-		/* A rule took it meanwhile: its placement is the rule's now. */
-		if (!ruled || !ruled(userdata, mb->pid)) {
-			int r = actuator_apply(a->root, mb->pid, mb->pidfd, &mb->original);
-			if (r < 0 && r != -ESRCH)
-				log_warning_errno(r, "Failed to restore the affinity of process %d: %m", (int)mb->pid);
+		struct placement *p = member_entry(a, &g->members[i]);
+		if (p) {
+			placements_give_back(a->placements, p);
+			placements_remove(a->placements, p->pid);
 		}
-		close(mb->pidfd);
 	}
 	free(g->members);
 	g->members = NULL;
 	g->n_members = 0;
 }
 
-static void group_clear(struct autoplace *a, struct autoplace_group *g) {
-	release(a, g, NULL, NULL);
+static void group_clear(struct autoplace_group *g) {
+	free(g->members);
 	free(g->group.pids);
 	free(g->group.channels);
 	free(g->programs);
@@ -104,21 +93,18 @@ static void group_clear(struct autoplace *a, struct autoplace_group *g) {
 
 void autoplace_release_all(struct autoplace *a) {
 	for (size_t i = 0; i < a->n_groups; i++) {
-		struct autoplace_group *g = &a->groups[i];
-		release(a, g, NULL, NULL);
-		if (g->state == AUTOPLACE_VALIDATING || g->state == AUTOPLACE_KEPT) {
-			g->state = AUTOPLACE_MEASURING;
-			g->n_before = 0;
-			g->next = 0;
-		}
+		release(a, &a->groups[i]);
+		experiment_reset(&a->groups[i].x);
 	}
 }
 
+/* Frees what the policy knows; its members stay where they are, owed in
+ * the ledger (autoplace_release_all() gives them back). */
 void autoplace_free(struct autoplace *a) {
 	if (!a)
 		return;
 	for (size_t i = 0; i < a->n_groups; i++)
-		group_clear(a, &a->groups[i]);
+		group_clear(&a->groups[i]);
 	free(a->groups);
 	for (size_t i = 0; i < a->n_learned; i++)
 		free(a->learned[i].programs);
@@ -129,69 +115,56 @@ void autoplace_free(struct autoplace *a) {
 	free(a);
 }
 
-bool autoplace_forget(struct autoplace *a, pid_t pid, cpu_set_t *original) {
-	for (size_t i = 0; i < a->n_groups; i++) {
-		struct autoplace_group *g = &a->groups[i];
-		for (size_t k = 0; k < g->n_members; k++) {
-			if (g->members[k].pid != pid)
-				continue;
-			*original = g->members[k].original;
-			close(g->members[k].pidfd);
-			g->members[k] = g->members[--g->n_members];
+static bool is_member(const struct autoplace_group *g, pid_t pid) {
+	for (size_t k = 0; k < g->n_members; k++)
+		if (g->members[k].pid == pid)
 			return true;
-		}
-	}
 	return false;
 }
 
-static struct autoplace_member *member_of(struct autoplace_group *g, pid_t pid) {
-	for (size_t k = 0; k < g->n_members; k++)
-		if (g->members[k].pid == pid)
-			return &g->members[k];
-	return NULL;
-}
-
-/* Takes hold of pid for g: a pidfd and its affinity as it was. -EPERM when
- * somebody else narrowed that affinity: such a process is not ours to move. */
-static int hold(struct autoplace *a, const struct topology *t, struct autoplace_group *g, pid_t pid,
-		cpu_set_t *allowed) {
-	struct autoplace_member *mb, *grown;
+/* Takes hold of pid for g, and what its cgroup cpuset allows it. -EPERM
+ * when somebody else narrowed its affinity: such a process is not ours to
+ * move. */
+static struct placement *hold(struct autoplace *a, const struct topology *t, struct autoplace_group *g, pid_t pid,
+			      cpu_set_t *allowed, int *ret) {
+	struct autoplace_member *grown;
 	struct procfs_stat st;
-	cpu_set_t current;
-	int fd, r;
+	struct placement *p;
+	bool fresh;
+	int r;
 
 	r = procfs_read_cpuset(a->root, pid, allowed);
 	if (r == -ENOENT)
 		*allowed = t->online;
 	else if (r < 0)
-		return r;
+		goto fail;
 	CPU_AND(allowed, allowed, &t->online);
-	if (member_of(g, pid))
-		return 0;
 	r = procfs_read_stat(a->root, pid, &st);
 	if (r < 0)
-		return r;
-	fd = actuator_open(a->root, pid, st.start_time);
-	if (fd < 0)
-		return fd;
-	if (actuator_get(pid, &current) < 0 || !cpulist_is_subset(allowed, &current)) {
-		close(fd);
-		return -EPERM;
+		goto fail;
+	p = placements_get(a->placements, pid);
+	fresh = !p || p->start_time != st.start_time;
+	if (!fresh && is_member(g, pid))
+		return p->owner == PLACEMENT_AUTO ? p : (*ret = -EPERM, NULL);
+	p = placements_track(a->placements, &st);
+	if (!p) {
+		r = -ESRCH;
+		goto fail;
 	}
 	grown = realloc(g->members, (g->n_members + 1) * sizeof(*grown));
-	if (!grown) {
-		close(fd);
-		return -ENOMEM;
+	r = grown ? placements_claim(a->placements, p, PLACEMENT_AUTO, NULL, allowed, false) : -ENOMEM;
+	if (grown)
+		g->members = grown;
+	if (r < 0) {
+		if (fresh)
+			placements_remove(a->placements, pid);
+		goto fail;
 	}
-	g->members = grown;
-	mb = &g->members[g->n_members++];
-	mb->pid = pid;
-	mb->start_time = st.start_time;
-	memcpy(mb->comm, st.comm, sizeof(mb->comm));
-	mb->pidfd = fd;
-	mb->original = current;
-	mb->cpus = current;
-	return 0;
+	g->members[g->n_members++] = (struct autoplace_member){ .pid = pid, .start_time = st.start_time };
+	return p;
+fail:
+	*ret = r;
+	return NULL;
 }
 
 /* Seats g's members: member i on cpus[i], within its cgroup cpuset. */
@@ -200,8 +173,8 @@ static int move(struct autoplace *a, const struct topology *t, struct autoplace_
 	for (size_t i = 0; i < g->group.n_pids; i++) {
 		pid_t pid = g->group.pids[i];
 		cpu_set_t allowed, target;
-		struct autoplace_member *mb;
-		int r = hold(a, t, g, pid, &allowed);
+		int r = 0;
+		struct placement *p = hold(a, t, g, pid, &allowed, &r);
 
 		if (r == -ESRCH || r == -ENOENT)
 			continue;   /* gone meanwhile: one member less */
@@ -210,11 +183,9 @@ static int move(struct autoplace *a, const struct topology *t, struct autoplace_
 		CPU_AND(&target, &cpus[i], &allowed);
 		if (CPU_COUNT(&target) == 0)
 			return -EXDEV;
-		mb = member_of(g, pid);
-		r = actuator_apply(a->root, pid, mb->pidfd, &target);
+		r = placements_pin(a->placements, p, &target);
 		if (r < 0 && r != -ESRCH)
 			return r;
-		mb->cpus = target;
 		CPU_OR(&g->cpus, &g->cpus, &target);
 	}
 	a->stats.moves++;
@@ -223,12 +194,13 @@ static int move(struct autoplace *a, const struct topology *t, struct autoplace_
 
 /* Whether pid is one of the processes some group holds or is made of: its
  * affinity is the groups' business. */
-static bool in_a_group(const struct autoplace *a, pid_t pid) {
+static bool in_a_group(void *userdata, pid_t pid) {
+	const struct autoplace *a = userdata;
+
 	for (size_t i = 0; i < a->n_groups; i++) {
 		const struct autoplace_group *g = &a->groups[i];
-		for (size_t k = 0; k < g->n_members; k++)
-			if (g->members[k].pid == pid)
-				return true;
+		if (is_member(g, pid))
+			return true;
 		for (size_t k = 0; k < g->group.n_pids; k++)
 			if (g->group.pids[k] == pid)
 				return true;
@@ -236,59 +208,11 @@ static bool in_a_group(const struct autoplace *a, pid_t pid) {
 	return false;
 }
 
-/* Gives pid mb's original if it still has the seat it inherited from mb.
- * true when it had it, and so may have passed it on to its own children. */
-static bool give_back(struct autoplace *a, const struct autoplace_member *mb, pid_t pid) {
-	struct procfs_stat st;
-	cpu_set_t current;
-	int fd, r;
+/* Whether a rule or a hand placed pid: rules win. */
+static bool ruled(const struct autoplace *a, pid_t pid) {
+	const struct placement *p = placements_get(a->placements, pid);
 
-	if (procfs_read_stat(a->root, pid, &st) < 0)
-		return false;
-	fd = actuator_open(a->root, pid, st.start_time);
-	if (fd < 0)
-		return false;
-	if (actuator_get(pid, &current) < 0 || !CPU_EQUAL(&current, &mb->cpus)) {
-		close(fd);
-		return false;
-	}
-	r = actuator_apply(a->root, pid, fd, &mb->original);
-	close(fd);
-	if (r < 0) {
-		if (r != -ESRCH)
-			log_warning_errno(r, "Failed to restore the affinity of process %d: %m", (int)pid);
-		return false;
-	}
-	log_debug("%s[%d] had inherited the seat of %s[%d]: its original is back", st.comm, (int)pid, mb->comm,
-		  (int)mb->pid);
-	return true;
-}
-
-struct inherited {
-	struct autoplace *a;
-	const struct autoplace_member *mb;
-	bool (*ruled)(void *, pid_t);
-	void *userdata;
-};
-
-/* A process that a member forked while seated inherited a seat chosen for
- * the member, not for it. Unless it is in a group itself (then its seat is
- * the group's to choose) or a rule's, it gets the member's original back,
- * and so do its own children that inherited the same seat. Looked for each
- * sample: a child that outlives its parent by less than that keeps it. */
-static bool give_back_inherited(void *userdata, pid_t pid) {
-	struct inherited *in = userdata;
-
-	return !in_a_group(in->a, pid) && !(in->ruled && in->ruled(in->userdata, pid)) && give_back(in->a, in->mb, pid);
-}
-
-static void give_back_all_inherited(struct autoplace *a, bool (*ruled)(void *, pid_t), void *userdata) {
-	for (size_t i = 0; i < a->n_groups; i++)
-		for (size_t k = 0; k < a->groups[i].n_members; k++) {
-			struct inherited in = { a, &a->groups[i].members[k], ruled, userdata };
-			if (!CPU_EQUAL(&in.mb->cpus, &in.mb->original))
-				procfs_walk_children(a->root, &in.mb->pid, 1, give_back_inherited, &in);
-		}
+	return p && p->owner != PLACEMENT_AUTO;
 }
 
 /* ---- decisions --------------------------------------------------------- */
@@ -334,27 +258,31 @@ static char *programs_of(struct autoplace *a, const struct group *grp, const str
 	return key;
 }
 
-/* The seatings to try: what won for these programs before, first, then the
- * configured order. */
-static void plan_order(struct autoplace *a, struct autoplace_group *g, const struct autoplace_options *o) {
-	const enum seating *order = o->n_seatings ? o->seatings : default_order;
-	size_t n = o->n_seatings ? o->n_seatings : sizeof(default_order) / sizeof(default_order[0]);
+/* The seatings to try, into order (n returned): what won for these
+ * programs before, first, then the configured order. */
+static size_t plan_order(const struct autoplace *a, const struct autoplace_group *g,
+			 const struct autoplace_options *o, enum seating *order) {
+	const enum seating *allowed = o->n_seatings ? o->seatings : default_order;
+	size_t n_allowed = o->n_seatings ? o->n_seatings : sizeof(default_order) / sizeof(default_order[0]), n = 0;
 	enum seating first = _SEATING_MAX;
 
 	for (size_t i = 0; g->programs && i < a->n_learned; i++)
 		if (strcmp(a->learned[i].programs, g->programs) == 0)
 			first = a->learned[i].seating;
+	for (size_t i = 0; i < n_allowed && first != _SEATING_MAX; i++)
+		if (allowed[i] == first)
+			order[n++] = first;   /* only if still allowed */
+	for (size_t i = 0; i < n_allowed && n < _SEATING_MAX; i++)
+		if (n == 0 || allowed[i] != order[0])
+			order[n++] = allowed[i];
+	return n;
+}
+
+/* The probe figures a plan cites, for status. */
+static void cite_probe(struct autoplace_group *g, const struct autoplace_options *o) {
 	g->probe_used = o->probe != NULL;
 	if (o->probe)
 		g->probe = *o->probe;
-	g->n_order = 0;
-	for (size_t i = 0; i < n && first != _SEATING_MAX; i++)
-		if (order[i] == first)
-			g->order[g->n_order++] = first;   /* only if still allowed */
-	for (size_t i = 0; i < n && g->n_order < _SEATING_MAX; i++)
-		if (g->n_order == 0 || order[i] != g->order[0])
-			g->order[g->n_order++] = order[i];
-	g->next = 0;
 }
 
 static void remember(struct autoplace *a, const char *programs, enum seating seating) {
@@ -423,15 +351,15 @@ static void learn(struct autoplace *a, const struct autoplace_group *g) {
 
 	if (!g->programs)
 		return;
-	remember(a, g->programs, g->seating);
+	remember(a, g->programs, g->x.seating);
 	if (a->memory && (r = save_memory(a)) < 0)
 		log_warning_errno(r, "Failed to write %s: %m", a->memory);
 }
 
 /* Seated (or, in dry-run, decided): its demand is counted where it sits. */
 static bool holds_ccx(const struct autoplace_group *g) {
-	return g->ccx >= 0 &&
-	       (g->state == AUTOPLACE_VALIDATING || g->state == AUTOPLACE_KEPT || g->state == AUTOPLACE_DRY_RUN);
+	return g->ccx >= 0 && (g->x.state == EXPERIMENT_VALIDATING || g->x.state == EXPERIMENT_KEPT ||
+				g->x.state == EXPERIMENT_DRY_RUN);
 }
 
 /* An XML topology is another machine's: this one's CPU load says nothing
@@ -564,251 +492,82 @@ static void log_group(const struct autoplace_group *g, const char *decision, con
 		     "Group %d (%s): %s", (int)g->id, g->programs ? g->programs : "?", msg);
 }
 
-/* Whether a trial ran clearly slower than the rate before: the rate before
- * beats it by the tests that a seating must pass to beat the rate before. */
-static bool clearly_slower(const struct autoplace_trial *trial, const double *before, size_t n_before,
-			   double min_gain) {
-	return validator_judge(trial->after, trial->n_after, before, n_before, min_gain, NULL) == VALIDATOR_KEEP;
-}
+/* The end of an experiment, in the log: each seating's evidence, and the
+ * verdict. */
+static void log_verdict(const struct autoplace_group *g) {
+	const struct experiment_trial *kept = NULL;
 
-static size_t fastest(const struct autoplace_trial *trials, size_t n) {
-	size_t best = 0;
-
-	for (size_t i = 1; i < n; i++)
-		if (trials[i].evidence.after > trials[best].evidence.after)
-			best = i;
-	return best;
-}
-
-int autoplace_guard(const struct autoplace_trial *trials, size_t n, const double *before, size_t n_before,
-		    double min_gain) {
-	size_t best = fastest(trials, n);
-
-	if (n < 2 || clearly_slower(&trials[best], before, n_before, min_gain))
-		return -1;   /* nothing to guard against, or a loss to keep */
-	for (size_t i = 0; i < n; i++) {
-		if (i == best)
-			continue;
-		/* Clearly slower than the rate before, and than the best seating. */
-		if (validator_judge(trials[i].after, trials[i].n_after, before, n_before, min_gain, NULL) ==
-			    VALIDATOR_KEEP &&
-		    validator_judge(trials[i].after, trials[i].n_after, trials[best].after, trials[best].n_after,
-				    min_gain, NULL) == VALIDATOR_KEEP)
-			return (int)best;
-	}
-	return -1;
-}
-
-/* Every seating had its turns, and the members are back where they were:
- * the one that ran fastest, among those that beat the rate before any move,
- * goes back in place and stays; failing that, the fastest as a guard
- * against a slower one (autoplace_guard). */
-static void conclude(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
-		     const struct autoplace_options *o, bool (*ruled)(void *, pid_t), void *userdata) {
-	const struct autoplace_trial *best = NULL;
-	int guard;
-
-	for (size_t i = 0; i < g->n_trials; i++) {
-		const struct autoplace_trial *tr = &g->trials[i];
+	for (size_t i = 0; i < g->x.n_trials; i++) {
+		const struct experiment_trial *tr = &g->x.trials[i];
 		log_group(g, "trial", "%s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)%s", seating_to_string(tr->seating),
 			  g->ccx, tr->evidence.before / 1048576, tr->evidence.after / 1048576, tr->evidence.gain * 100,
 			  tr->beat ? ", beats the rate before" : "");
+		if (tr->seating == g->x.seating)
+			kept = tr;
 	}
-	for (size_t i = 0; i < g->n_trials; i++)
-		if (g->trials[i].beat && (!best || g->trials[i].evidence.after > best->evidence.after))
-			best = &g->trials[i];
-	g->guard = false;
-	if (!best && (guard = autoplace_guard(g->trials, g->n_trials, g->before, g->n_before, o->min_gain)) >= 0) {
-		best = &g->trials[guard];
-		g->guard = true;
+	if (g->x.state == EXPERIMENT_KEPT && kept)
+		log_group(g, "keep", "kept %s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)%s", seating_to_string(g->x.seating),
+			  g->ccx, kept->evidence.before / 1048576, kept->evidence.after / 1048576,
+			  kept->evidence.gain * 100,
+			  g->x.guard ? ", as fast as before, where another seating ran clearly slower" : "");
+	else
+		log_group(g, "revert", "no seating beat its rate before (%.1f MiB/s): originals back",
+			  g->x.n_trials ? g->x.trials[0].evidence.before / 1048576 : 0.0);
+}
+
+/* Carries out what g's experiment asks, until it asks nothing more; and
+ * when that ends an experiment (validating: one was under way), its
+ * verdict is counted, learnt and logged. */
+static void carry_out(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
+		      const struct experiment_input *in, struct experiment_intent i, bool validating) {
+	while (i.action != EXPERIMENT_NOTHING) {
+		int r = 0;
+		if (i.action == EXPERIMENT_SEAT) {
+			if (i.first) {
+				g->ccx = -1;   /* chosen afresh for this experiment's first seating */
+				validating = true;
+			}
+			r = seat(a, t, g, i.seating);
+			if (r < 0 && r != -EXFULL && r != -EPERM && r != -ENOSPC)
+				log_debug_errno(r, "Seating group %d %s failed, leaving it out: %m", (int)g->id,
+						seating_to_string(i.seating));
+		} else
+			release(a, g);
+		i = experiment_done(&g->x, in, r);
 	}
-	if (best && seat(a, t, g, best->seating) >= 0) {
-		g->seating = best->seating;
-		g->state = AUTOPLACE_KEPT;
+	if (!validating || g->x.state == EXPERIMENT_VALIDATING)
+		return;
+	if (g->x.state == EXPERIMENT_KEPT) {
 		a->stats.kept++;
 		learn(a, g);
-		log_group(g, "keep", "kept %s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)%s", seating_to_string(g->seating),
-			  g->ccx, best->evidence.before / 1048576, best->evidence.after / 1048576,
-			  best->evidence.gain * 100,
-			  g->guard ? ", as fast as before, where another seating ran clearly slower" : "");
-		return;
-	}
-	g->guard = false;
-	release(a, g, ruled, userdata);
-	g->state = AUTOPLACE_REVERTED;
-	g->backoff = AUTOPLACE_BACKOFF;
-	a->stats.reverted++;
-	log_group(g, "revert", "no seating beat its rate before (%.1f MiB/s): originals back",
-		  g->n_trials ? g->trials[0].evidence.before / 1048576 : 0.0);
-}
-
-/* ---- the experiments ---------------------------------------------------- */
-
-/* An experiment takes turns: each seating in order, then the members back
- * where they were, round after round, one sample each, until each has
- * window samples. A machine's throughput drifts over a minute by as much as
- * the gains looked for; taking turns spreads that drift evenly over the
- * seatings and the rate before, where measuring each in a block of its own
- * would hand all of it to whichever block came last. A move is made just
- * after a sample is taken, so the next sample is all its turn's. */
-
-static void record(double *window, size_t *n, double v) {
-	if (*n == VALIDATOR_WINDOW_MAX) {
-		memmove(window, window + 1, (VALIDATOR_WINDOW_MAX - 1) * sizeof(*window));
-		(*n)--;
-	}
-	window[(*n)++] = v;
-}
-
-static void drop_seating(struct autoplace_group *g, size_t i) {
-	memmove(&g->order[i], &g->order[i + 1], (g->n_order - i - 1) * sizeof(g->order[0]));
-	memmove(&g->trials[i], &g->trials[i + 1], (g->n_trials - i - 1) * sizeof(g->trials[0]));
-	g->n_order--;
-	g->n_trials--;
-}
-
-/* Puts turn g->next in place: seating order[next], or the originals at
- * next == n_order. A seating that cannot be put in place leaves the
- * experiment. false when the experiment is over otherwise: no CCX has room,
- * or somebody else set a member's affinity. */
-static bool take_turn(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
-		      bool (*ruled)(void *, pid_t), void *userdata) {
-	while (g->next < g->n_order) {
-		int r = seat(a, t, g, g->order[g->next]);
-		if (r >= 0) {
-			g->seating = g->order[g->next];
-			return true;
-		}
-		if (r == -EXFULL || r == -EPERM) {
-			release(a, g, ruled, userdata);
-			g->state = r == -EXFULL ? AUTOPLACE_NO_ROOM : AUTOPLACE_BY_HAND;
-			g->backoff = r == -EPERM ? AUTOPLACE_BACKOFF : 0;   /* no room is looked at each sample */
-			return false;
-		}
-		if (r != -ENOSPC)
-			log_debug_errno(r, "Seating group %d %s failed, leaving it out: %m", (int)g->id,
-					seating_to_string(g->order[g->next]));
-		drop_seating(g, g->next);
-	}
-	release(a, g, ruled, userdata);
-	return true;
-}
-
-/* Each seating's evidence so far, against the rate before taken in turns
- * with it. */
-static void weigh(struct autoplace_group *g, const struct autoplace_options *o) {
-	for (size_t i = 0; i < g->n_trials; i++) {
-		struct autoplace_trial *tr = &g->trials[i];
-		tr->beat = validator_judge(g->before, g->n_before, tr->after, tr->n_after, o->min_gain, &tr->evidence) ==
-			   VALIDATOR_KEEP;
-	}
-}
-
-static void start_experiment(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
-			     const struct autoplace_options *o, bool (*ruled)(void *, pid_t), void *userdata) {
-	plan_order(a, g, o);
-	g->n_trials = g->n_order;
-	for (size_t i = 0; i < g->n_order; i++)
-		g->trials[i] = (struct autoplace_trial){ .seating = g->order[i] };
-	g->n_before = 0;   /* measured again, in turns with the seatings */
-	g->ccx = -1;       /* chosen afresh for this experiment's first seating */
-	g->state = AUTOPLACE_VALIDATING;
-	if (take_turn(a, t, g, ruled, userdata) && g->n_order == 0)
-		conclude(a, t, g, o, ruled, userdata);   /* none can be seated here */
-}
-
-/* Whether to go on past window rounds, up to VALIDATOR_WINDOW_MAX: no
- * seating beat the rate before, but the fastest might yet, its median
- * being above it by more than min_gain; or the guard might yet hold, the
- * fastest not being clearly slower than before and another's median being
- * below it by more than min_gain. Only not clear of the noise yet: more
- * rounds tell a difference from the noise better (validator_judge()).
- * Where nothing differs, no more rounds are spent. */
-static bool undecided(const struct autoplace_group *g, const struct autoplace_options *o) {
-	size_t best;
-	bool slower = false;
-
-	if (g->n_before >= VALIDATOR_WINDOW_MAX || g->n_trials == 0)
-		return false;
-	for (size_t i = 0; i < g->n_trials; i++)
-		if (g->trials[i].beat)
-			return false;
-	best = fastest(g->trials, g->n_trials);
-	for (size_t i = 0; i < g->n_trials; i++)
-		slower |= i != best && g->trials[i].evidence.gain < -o->min_gain;
-	if (g->trials[best].evidence.gain > o->min_gain)
-		return true;
-	return slower && autoplace_guard(g->trials, g->n_trials, g->before, g->n_before, o->min_gain) < 0 &&
-	       !clearly_slower(&g->trials[best], g->before, g->n_before, o->min_gain);
-}
-
-/* One sample of the turn in place; then the next turn, or the verdict once
- * the originals' turn ends the last round. */
-static void next_turn(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
-		      const struct autoplace_options *o, double rate, bool (*ruled)(void *, pid_t), void *userdata) {
-	if (g->next < g->n_order)
-		record(g->trials[g->next].after, &g->trials[g->next].n_after, rate);
-	else
-		record(g->before, &g->n_before, rate);
-	weigh(g, o);
-	if (g->next == g->n_order && g->n_before >= o->window && !undecided(g, o)) {
-		conclude(a, t, g, o, ruled, userdata);
-		return;
-	}
-	g->next = g->next == g->n_order ? 0 : g->next + 1;
-	if (take_turn(a, t, g, ruled, userdata) && g->n_order == 0)
-		conclude(a, t, g, o, ruled, userdata);
+	} else if (g->x.state == EXPERIMENT_REVERTED)
+		a->stats.reverted++;
+	if (g->x.state == EXPERIMENT_KEPT || g->x.state == EXPERIMENT_REVERTED)
+		log_verdict(g);
 }
 
 static void step(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
-		 const struct autoplace_options *o, bool (*ruled)(void *, pid_t), void *userdata, unsigned *moves) {
-	double rate = g->group.bytes_per_s;
+		 const struct autoplace_options *o, unsigned *moves) {
+	enum seating plan[_SEATING_MAX];
+	struct experiment_input in = {
+		.rate = g->group.bytes_per_s,
+		.no_gain = o->probe && o->probe->no_gain,
+		.may_start = *moves < AUTOPLACE_MOVES_PER_CYCLE,
+		.plan = plan,
+		.n_plan = plan_order(a, g, o, plan),
+		.min_gain = o->min_gain,
+		.window = o->window,
+	};
+	bool validating = g->x.state == EXPERIMENT_VALIDATING;
+	struct experiment_intent i = experiment_sample(&g->x, &in);
 
-	switch (g->state) {
-	case AUTOPLACE_NO_GAIN:
-		if (o->probe && o->probe->no_gain)
-			break;
-		g->state = AUTOPLACE_MEASURING;
-		g->n_before = 0;
-		/* fall through */
-	case AUTOPLACE_NO_RATE:
-	case AUTOPLACE_NO_ROOM:
-	case AUTOPLACE_MEASURING:
-		/* Placement makes no measurable difference here: moving costs
-		 * and buys nothing. */
-		if (o->probe && o->probe->no_gain) {
-			g->state = AUTOPLACE_NO_GAIN;
-			g->probe_used = true;
-			g->probe = *o->probe;
-			break;
-		}
-		/* A move that cannot be judged is not made. */
-		if (rate <= 0) {
-			g->state = AUTOPLACE_NO_RATE;
-			g->n_before = 0;
-			break;
-		}
-		if (g->state == AUTOPLACE_NO_RATE)
-			g->state = AUTOPLACE_MEASURING;
-		record(g->before, &g->n_before, rate);
-		if (g->n_before >= o->window && *moves < AUTOPLACE_MOVES_PER_CYCLE) {
-			(*moves)++;
-			start_experiment(a, t, g, o, ruled, userdata);
-		}
-		break;
-	case AUTOPLACE_VALIDATING:
-		next_turn(a, t, g, o, rate, ruled, userdata);
-		break;
-	case AUTOPLACE_REVERTED:
-	case AUTOPLACE_BY_HAND:
-		if (g->backoff > 0 && --g->backoff == 0) {
-			g->state = AUTOPLACE_MEASURING;
-			g->n_before = 0;
-		}
-		break;
-	default:
-		break;
+	if (g->x.state == EXPERIMENT_NO_GAIN)
+		cite_probe(g, o);
+	if (i.first) {
+		(*moves)++;
+		cite_probe(g, o);
 	}
+	carry_out(a, t, g, &in, i, validating);
 }
 
 /* ---- the cycle ----------------------------------------------------------- */
@@ -836,7 +595,7 @@ static int merge_groups(struct autoplace *a, struct group *fresh, size_t n) {
 			memset(g, 0, sizeof(*g));
 			g->id = fresh[i].id;
 			g->ccx = -1;
-			g->state = AUTOPLACE_MEASURING;
+			g->x.state = EXPERIMENT_MEASURING;
 			g->programs = programs_of(a, &fresh[i], a->sample);
 		} else {
 			free(g->group.pids);
@@ -866,7 +625,7 @@ static bool taken_over(const struct autoplace *a, const struct autoplace_group *
  * quiet has ended after a few samples; one whose members now belong to
  * another group (a split along another channel, a stage that joined or
  * left) has ended at once, since a process is in one group at a time. */
-static void drop_ended(struct autoplace *a, bool (*ruled)(void *, pid_t), void *userdata) {
+static void drop_ended(struct autoplace *a) {
 	bool *ended = calloc(a->n_groups ? a->n_groups : 1, sizeof(*ended));
 	size_t k = 0;
 
@@ -875,8 +634,8 @@ static void drop_ended(struct autoplace *a, bool (*ruled)(void *, pid_t), void *
 	for (size_t i = 0; i < a->n_groups; i++) {
 		struct autoplace_group *g = &a->groups[i];
 		if ((ended && ended[i]) || (!g->seen && ++g->quiet >= AUTOPLACE_RELEASE_AFTER)) {
-			release(a, g, ruled, userdata);
-			group_clear(a, g);
+			release(a, g);
+			group_clear(g);
 			continue;
 		}
 		a->groups[k++] = *g;
@@ -885,9 +644,9 @@ static void drop_ended(struct autoplace *a, bool (*ruled)(void *, pid_t), void *
 	free(ended);
 }
 
-static bool any_ruled(const struct group *grp, bool (*ruled)(void *, pid_t), void *userdata) {
+static bool any_ruled(const struct autoplace *a, const struct group *grp) {
 	for (size_t k = 0; k < grp->n_pids; k++)
-		if (ruled(userdata, grp->pids[k]))
+		if (ruled(a, grp->pids[k]))
 			return true;
 	return false;
 }
@@ -896,26 +655,28 @@ static void dry_run(struct autoplace *a, const struct topology *t, struct autopl
 		    const struct autoplace_options *o) {
 	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
 	unsigned *threads = threads_of(a, &g->group);
+	enum seating plan[_SEATING_MAX];
+	size_t n_plan = plan_order(a, g, o, plan);
 
-	g->state = AUTOPLACE_NO_ROOM;
+	g->x.state = EXPERIMENT_NO_ROOM;
 	g->ccx = cpus && threads ? choose_ccx(a, t, g, &taken) : -1;
 	CPU_ZERO(&g->cpus);
-	plan_order(a, g, o);
+	cite_probe(g, o);
 	if ((o->probe && o->probe->no_gain) || g->group.bytes_per_s <= 0) {
 		/* What enforce would do: not move it. */
-		g->state = o->probe && o->probe->no_gain ? AUTOPLACE_NO_GAIN : AUTOPLACE_NO_RATE;
+		g->x.state = o->probe && o->probe->no_gain ? EXPERIMENT_NO_GAIN : EXPERIMENT_NO_RATE;
 		g->ccx = -1;
 		free(cpus);
 		free(threads);
 		return;
 	}
-	for (size_t k = 0; g->ccx >= 0 && k < g->n_order; k++) {
-		if (placer_seat(&t->ccx[g->ccx], g->order[k], g->group.n_pids, threads, &taken, cpus) < 0)
+	for (size_t k = 0; g->ccx >= 0 && k < n_plan; k++) {
+		if (placer_seat(&t->ccx[g->ccx], plan[k], g->group.n_pids, threads, &taken, cpus) < 0)
 			continue;
 		for (size_t i = 0; i < g->group.n_pids; i++)
 			CPU_OR(&g->cpus, &g->cpus, &cpus[i]);
-		g->seating = g->order[k];
-		g->state = AUTOPLACE_DRY_RUN;
+		g->x.seating = plan[k];
+		g->x.state = EXPERIMENT_DRY_RUN;
 		break;
 	}
 	free(cpus);
@@ -930,8 +691,7 @@ static uint64_t cpu_time_usec(void) {
 }
 
 int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_mode mode,
-		    const struct autoplace_options *options, bool (*ruled)(void *userdata, pid_t pid),
-		    void *userdata, uint64_t now_usec) {
+		    const struct autoplace_options *options, uint64_t now_usec) {
 	struct autoplace_options o = *options;
 	uint64_t started = cpu_time_usec();
 	struct sampler_result *sample;
@@ -956,27 +716,27 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 	a->sample = sample;
 	r = merge_groups(a, fresh, n);
 	free(fresh);
-	give_back_all_inherited(a, ruled, userdata);
-	drop_ended(a, ruled, userdata);
+	placements_return_inherited(a->placements, in_a_group, a);
+	drop_ended(a);
 
 	for (size_t i = 0; i < a->n_groups; i++) {
 		struct autoplace_group *g = &a->groups[i];
 		if (!g->seen)
 			continue;
-		if (any_ruled(&g->group, ruled, userdata)) {
-			release(a, g, ruled, userdata);
-			g->state = AUTOPLACE_BY_RULE;
+		if (any_ruled(a, &g->group)) {
+			release(a, g);
+			g->x.state = EXPERIMENT_BY_RULE;
 			g->ccx = -1;
 			continue;
 		}
-		if (g->state == AUTOPLACE_BY_RULE || g->state == AUTOPLACE_DRY_RUN) {
-			g->state = AUTOPLACE_MEASURING;
-			g->n_before = 0;
+		if (g->x.state == EXPERIMENT_BY_RULE || g->x.state == EXPERIMENT_DRY_RUN) {
+			g->x.state = EXPERIMENT_MEASURING;
+			g->x.n_before = 0;
 		}
 		if (mode == CONFIG_MODE_DRY_RUN)
 			dry_run(a, t, g, &o);
 		else
-			step(a, t, g, &o, ruled, userdata, &moves);
+			step(a, t, g, &o, &moves);
 	}
 
 	a->stats.cycles++;

@@ -12,19 +12,53 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
 
 #include "actuator.h"
 #include "autoplace.h"
 #include "control.h"
 #include "cpulist.h"
-#include "ledger.h"
 #include "log.h"
 #include "metrics.h"
+#include "placements.h"
 #include "placer.h"
 #include "probe.h"
 #include "prober.h"
 #include "procfs.h"
+#include "status.h"
 #include "watcher.h"
+
+struct manager_stats {
+	uint64_t rescans;          /* full /proc scans */
+	uint64_t reloads, reload_failures;
+};
+
+struct manager {
+	sd_event *event;
+	const char *root;          /* where /proc and /sys are: "" but in tests */
+	char *config_path;
+	bool config_path_explicit; /* a missing file is an error only when named */
+	struct config *config;
+	struct topology *topology;
+	struct placements *placements;
+	struct watcher *watcher;
+	struct control *control;
+	struct autoplace *autoplace;  /* NULL when it could not start */
+	struct prober *prober;     /* the probe figures and workers; NULL when it could not start */
+	bool socket_activated;
+	char *socket_path;         /* the socket file we created, removed at exit */
+	cpu_set_t online;          /* the kernel's online CPUs */
+	bool polling;              /* no proc connector: scanning /proc every interval */
+	uint32_t subscribed;       /* the process events asked of the watcher */
+	char watcher_note[256];
+	sd_event_source *sig_term, *sig_int, *sig_hup;
+	sd_event_source *interval_timer;
+	sd_event_source *rescan;   /* a pending full scan, coalesced */
+	char *runtime_dir;         /* where the originals owed are written: fixed at start, like the socket */
+	uint64_t started_usec;     /* CLOCK_REALTIME */
+	struct manager_stats stats;
+	int metrics_file_error;    /* of the last write of metrics_file, 0 or -errno */
+};
 
 /* Longest command line read for cmdline = globs. */
 #define CMDLINE_MAX 4096
@@ -145,25 +179,27 @@ char *manager_ccx_list(const struct manager *m, const cpu_set_t *cpus, char *buf
 	return cpulist_format(&ccxs, buf, size);
 }
 
+/* A rule's or a hand's: what the rules' table shows. The automatic
+ * policy's members are its groups'. */
+static bool by_rule_or_hand(const struct placement *p) {
+	return p && p->owner != PLACEMENT_AUTO;
+}
+
 /* What ccxd has placed on each CCX, but for the process being decided: the
  * load that ccx = auto balances. A process on several CCXs (spread, or pin
  * with a list) is on none of them alone. */
 static unsigned *placed_load(const struct manager *m, pid_t except) {
 	unsigned *load = calloc(m->topology->n_ccx ? m->topology->n_ccx : 1, sizeof(*load));
-	struct proc **list;
-	size_t n;
 
-	if (!load)
-		return NULL;
-	list = proctable_list(m->procs, &n);
-	for (size_t i = 0; list && i < n; i++) {
+	for (const struct placement *p = placements_next(m->placements, NULL); load && p;
+	     p = placements_next(m->placements, p)) {
 		unsigned ccx[2];
-		if ((list[i]->state != PROC_PINNED && list[i]->state != PROC_DRY_RUN) || list[i]->pid == except)
+		if (!by_rule_or_hand(p) || (p->state != PLACEMENT_PINNED && p->state != PLACEMENT_DRY_RUN) ||
+		    p->pid == except)
 			continue;
-		if (placer_ccxs_of(m->topology, &list[i]->cpus, ccx, 2) == 1)
+		if (placer_ccxs_of(m->topology, &p->cpus, ccx, 2) == 1)
 			load[ccx[0]]++;
 	}
-	free(list);
 	return load;
 }
 
@@ -178,93 +214,6 @@ static int allowed_cpus(const struct manager *m, pid_t pid, cpu_set_t *ret) {
 	if (r < 0)
 		return r;
 	CPU_AND(ret, ret, &m->online);
-	return 0;
-}
-
-static void set_reason(struct proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_reason(struct proc *p, const char *fmt, ...) {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
-	va_end(ap);
-}
-
-static int ensure_pidfd(const struct manager *m, struct proc *p) {
-	int fd;
-
-	if (p->pidfd >= 0)
-		return 0;
-	fd = actuator_open(m->root, p->pid, p->start_time);
-	if (fd < 0)
-		return fd;
-	p->pidfd = fd;
-	return 0;
-}
-
-/* The ledger is written at most this often: a storm of rule-matched execs
- * would otherwise write it for every one (30 us on a tmpfs, ten times that
- * on a disk). */
-#define LEDGER_GAP_USEC (100 * 1000)
-
-/* Something ccxd owes may have changed: the runtime directory's ledger is
- * brought up to date once the current event is handled, or, when it was
- * written less than LEDGER_GAP_USEC ago, that long after the last write. */
-static void owe_changed(struct manager *m) {
-	int enabled = SD_EVENT_OFF;
-	uint64_t now, at;
-
-	if (!m->ledger_sync || sd_event_source_get_enabled(m->ledger_sync, &enabled) < 0 || enabled != SD_EVENT_OFF)
-		return;   /* a write is due already */
-	if (sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
-		return;
-	at = m->ledger_usec + LEDGER_GAP_USEC > now ? m->ledger_usec + LEDGER_GAP_USEC : now;
-	sd_event_source_set_time(m->ledger_sync, at);
-	sd_event_source_set_enabled(m->ledger_sync, SD_EVENT_ONESHOT);
-}
-
-/* Puts cpus into the kernel for p, or with policy = spread its CPU sets
- * thread by thread. -ESRCH means it is gone: the caller drops it. */
-static int apply(struct manager *m, struct proc *p, const cpu_set_t *cpus) {
-	int r = ensure_pidfd(m, p);
-
-	if (r >= 0 && p->n_spread > 0) {
-		pid_t *placed;
-		size_t n_placed;
-		r = actuator_apply_each(m->root, p->pid, p->pidfd, p->spread, p->n_spread, &p->spread_next, &placed,
-					&n_placed);
-		proc_spread_set_placed(p, placed, n_placed);
-	} else if (r >= 0)
-		r = actuator_apply(m->root, p->pid, p->pidfd, cpus);
-	if (r == -ESRCH)
-		return r;
-	if (r < 0) {
-		char list[CPULIST_MAX];
-		m->stats.pin_failures++;
-		return log_warning_errno(r, "Failed to set the affinity of %s[%d] to %s: %m", p->comm,
-					 (int)p->pid, cpulist_format(cpus, list, sizeof(list)));
-	}
-	m->stats.pins++;
-	owe_changed(m);
-	return 0;
-}
-
-/* Gives back what p had before ccxd touched it. */
-static int restore(struct manager *m, struct proc *p) {
-	int r;
-
-	if (p->state != PROC_PINNED || !p->have_original)
-		return 0;
-	r = ensure_pidfd(m, p);
-	if (r >= 0)
-		r = actuator_apply(m->root, p->pid, p->pidfd, &p->original);
-	if (r == -ESRCH)
-		return r;
-	if (r < 0)
-		return log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", p->comm, (int)p->pid);
-	proc_set_spread(p, NULL, 0);
-	m->stats.restores++;
-	owe_changed(m);
 	return 0;
 }
 
@@ -292,100 +241,6 @@ static const struct rule *match_rule(struct manager *m, const struct procfs_stat
 	return rule;
 }
 
-/* Forgets pid. Nothing is owed to a process that is gone, and an entry of
- * the ledger for it is harmless (it names a start time that no process has
- * any more): the interval's sync removes it, not a write per exit. */
-static void drop(struct manager *m, pid_t pid) {
-	proctable_remove(m->procs, pid);
-}
-
-static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-	struct proc *p = userdata;
-
-	(void)s;
-	(void)fd;
-	(void)revents;
-	drop(p->owner, p->pid);
-	return 0;
-}
-
-/* The entry for st's process, made on first sight with a pidfd that both
- * names the process for every later action and tells when it exits: no
- * exit events needed. NULL when it is gone already (or out of memory). */
-static struct proc *get_or_add(struct manager *m, const struct procfs_stat *st) {
-	struct proc *p = proctable_get(m->procs, st->pid);
-	int fd;
-
-	if (p) {
-		memcpy(p->comm, st->comm, sizeof(p->comm));
-		return p;
-	}
-	fd = actuator_open(m->root, st->pid, st->start_time);
-	if (fd < 0)
-		return NULL;
-	p = proctable_add(m->procs, st->pid, st->start_time);
-	if (!p) {
-		close(fd);
-		log_error("Out of memory for the process table");
-		return NULL;
-	}
-	p->pidfd = fd;
-	p->owner = m;
-	memcpy(p->comm, st->comm, sizeof(p->comm));
-	if (sd_event_add_io(m->event, &p->exit_watch, fd, EPOLLIN, on_process_exit, p) < 0)
-		log_warning("Failed to watch %s[%d] for its exit; the interval sweep will notice", p->comm,
-			    (int)p->pid);
-	return p;
-}
-
-/* st's process carries parent's placement: it is ccxd's too, and gets the
- * same original to go back to. */
-static struct proc *inherit(struct manager *m, const struct procfs_stat *st, const struct proc *parent) {
-	struct proc *child = get_or_add(m, st);
-
-	if (!child)
-		return NULL;
-	child->state = parent->state;
-	child->original = parent->original;
-	child->have_original = parent->have_original;
-	child->cpus = parent->cpus;
-	child->inherited_from = parent->pid;
-	if (parent->n_spread > 0) {
-		cpu_set_t *sets = malloc(parent->n_spread * sizeof(*sets));
-		if (sets)
-			memcpy(sets, parent->spread, parent->n_spread * sizeof(*sets));
-		proc_set_spread(child, sets, parent->n_spread);
-	}
-	proc_set_rule(child, parent->rule);
-	set_reason(child, "inherited from %s[%d]", parent->comm, (int)parent->pid);
-	if (child->state == PROC_PINNED)
-		owe_changed(m);
-	return child;
-}
-
-/* A process no rule matches may still be ccxd's: a child of a process ccxd
- * pinned. It carries the parent's placement, or, when it was forked before
- * the parent's pin landed, the parent's original, and then gets the
- * placement now. Any other mask was chosen by somebody else. Returns true
- * when it was adopted. */
-static bool adopt_if_inherited(struct manager *m, const struct procfs_stat *st) {
-	struct proc *parent = proctable_get(m->procs, st->ppid), *child;
-	cpu_set_t current;
-
-	if (!parent || parent->state != PROC_PINNED || actuator_get(st->pid, &current) < 0)
-		return false;
-	if (!CPU_EQUAL(&current, &parent->cpus) && !(parent->have_original && CPU_EQUAL(&current, &parent->original)))
-		return false;
-	child = inherit(m, st, parent);
-	if (!child)
-		return false;
-	if (!CPU_EQUAL(&current, &child->cpus) && apply(m, child, &child->cpus) == -ESRCH) {
-		drop(m, st->pid);
-		return false;
-	}
-	return true;
-}
-
 /* Process events that ccxd needs: execs and renames always; forks only while
  * a spread process must place each new thread (inheritance is found by
  * adopt_children); exits never: every entry's pidfd tells of its exit. */
@@ -400,13 +255,13 @@ static void update_subscription(struct manager *m, bool spreading) {
 
 /* A rule matched but ccxd leaves the process alone (anything ccxd had set is
  * given back); why is in its reason. Returns false when it vanished. */
-static bool leave_alone(struct manager *m, struct proc *p, bool ours) {
-	if (ours && restore(m, p) == -ESRCH) {
-		drop(m, p->pid);
+static bool leave_alone(struct manager *m, struct placement *p, bool ours) {
+	if (ours && placements_give_back(m->placements, p) == -ESRCH) {
+		placements_remove(m->placements, p->pid);
 		return false;
 	}
-	p->state = PROC_SKIPPED;
-	proc_set_spread(p, NULL, 0);
+	p->state = PLACEMENT_SKIPPED;
+	placement_set_spread(p, NULL, 0);
 	return true;
 }
 
@@ -448,118 +303,126 @@ static int rule_target(struct manager *m, pid_t pid, const struct rule *rule, co
 	return 0;
 }
 
-static void decide_with_rule(struct manager *m, const struct procfs_stat *st, struct proc *p,
+static void decide_with_rule(struct manager *m, const struct procfs_stat *st, struct placement *p,
 			     const struct rule *rule) {
-	cpu_set_t target, allowed, current, *sets;
+	cpu_set_t target, allowed, *sets;
 	size_t n_sets;
 	unsigned ccx = 0;
 	char list[CPULIST_MAX], list2[CPULIST_MAX];
-	bool ours = p != NULL && (p->state == PROC_PINNED || p->state == PROC_DRY_RUN);
+	bool ours = by_rule_or_hand(p) && (p->state == PLACEMENT_PINNED || p->state == PLACEMENT_DRY_RUN);
+	bool was_pinned = ours && p->state == PLACEMENT_PINNED;
 	int r;
 
 	if (rule->policy == RULE_POLICY_IGNORE) {
-		if (p && restore(m, p) == -ESRCH)
-			return drop(m, st->pid);
-		p = get_or_add(m, st);
+		if (ours && placements_give_back(m->placements, p) == -ESRCH)
+			return placements_remove(m->placements, st->pid);
+		p = placements_track(m->placements, st);
 		if (!p)
 			return;
-		p->state = PROC_IGNORED;
+		p->owner = PLACEMENT_RULE;
+		p->state = PLACEMENT_IGNORED;
 		p->inherited_from = 0;
-		proc_set_rule(p, rule->name);
-		set_reason(p, "rule %s: policy = ignore", rule->name);
+		placement_set_rule(p, rule->name);
+		placement_set_reason(p, "rule %s: policy = ignore", rule->name);
 		return;
 	}
 
 	r = allowed_cpus(m, st->pid, &allowed);
 	if (r == -ESRCH)
-		return drop(m, st->pid);
+		return placements_remove(m->placements, st->pid);
 	if (r < 0)
 		allowed = m->online;
 	r = rule_target(m, st->pid, rule, &allowed, &target, &sets, &n_sets, &ccx);
 	if (r == -EOPNOTSUPP) {
 		/* policy = pair or auto: the automatic policy seats it with
 		 * whom it talks to, which needs it out of the rules' table. */
-		if (p) {
+		if (by_rule_or_hand(p)) {
 			if (ours)
-				restore(m, p);
-			drop(m, st->pid);
+				placements_give_back(m->placements, p);
+			placements_remove(m->placements, st->pid);
 		}
 		return;
 	}
 
-	p = get_or_add(m, st);
+	p = placements_track(m->placements, st);
 	if (!p) {
 		free(sets);
 		return;
 	}
-	proc_set_rule(p, rule->name);
-	p->inherited_from = 0;
-	if (r < 0) {
-		if (leave_alone(m, p, ours))
-			set_reason(p, "rule %s: no usable CCX among those it names", rule->name);
-		return;
-	}
-	if (CPU_COUNT(&target) == 0) {
+	if (r < 0 || CPU_COUNT(&target) == 0) {
 		free(sets);
-		if (leave_alone(m, p, ours))
-			set_reason(p, "rule %s: its cgroup cpuset %s excludes CCX %u", rule->name,
-				   cpulist_format(&allowed, list, sizeof(list)), ccx);
+		if (!ours) {
+			p->owner = PLACEMENT_RULE;
+			placement_set_rule(p, rule->name);
+		}
+		p->inherited_from = 0;
+		if (!leave_alone(m, p, ours))
+			return;
+		if (r < 0)
+			placement_set_reason(p, "rule %s: no usable CCX among those it names", rule->name);
+		else
+			placement_set_reason(p, "rule %s: its cgroup cpuset %s excludes CCX %u", rule->name,
+					     cpulist_format(&allowed, list, sizeof(list)), ccx);
 		return;
 	}
 
 	if (!ours) {
-		if (actuator_get(st->pid, &current) < 0) {
-			free(sets);
-			return drop(m, st->pid);
-		}
 		/* Seated by the automatic policy: rules win, and the original it
 		 * kept is the process's own. */
-		if (m->autoplace)
-			autoplace_forget(m->autoplace, st->pid, &current);
-		/* Narrower than everything it may use: somebody chose that by hand. */
-		if (!cpulist_is_subset(&allowed, &current) && !rule->force) {
+		r = placements_claim(m->placements, p, PLACEMENT_RULE, rule->name, &allowed, rule->force);
+		if (r == -EPERM) {
+			cpu_set_t current;
 			free(sets);
+			actuator_get(st->pid, &current);
+			placement_set_rule(p, rule->name);
+			p->inherited_from = 0;
 			if (leave_alone(m, p, false))
-				set_reason(p, "rule %s: affinity %s was set by someone else (force = no)", rule->name,
-					   cpulist_format(&current, list, sizeof(list)));
+				placement_set_reason(p, "rule %s: affinity %s was set by someone else (force = no)",
+						     rule->name, cpulist_format(&current, list, sizeof(list)));
 			return;
 		}
-		p->original = current;
-		p->have_original = true;
+		if (r < 0) {
+			free(sets);
+			return placements_remove(m->placements, st->pid);
+		}
+	} else {
+		p->owner = PLACEMENT_RULE;
+		placement_set_rule(p, rule->name);
+		p->inherited_from = 0;
 	}
 
-	p->cpus = target;
-	proc_set_spread(p, sets, n_sets);
+	placement_set_spread(p, sets, n_sets);
 	if (m->config->mode == CONFIG_MODE_DRY_RUN) {
-		p->state = PROC_DRY_RUN;
-		set_reason(p, "rule %s: would pin to CCX %s", rule->name,
-			   manager_ccx_list(m, &target, list2, sizeof(list2)));
+		p->cpus = target;
+		p->state = PLACEMENT_DRY_RUN;
+		placement_set_reason(p, "rule %s: would pin to CCX %s", rule->name,
+				     manager_ccx_list(m, &target, list2, sizeof(list2)));
 		return;
 	}
-	r = apply(m, p, &target);
+	r = placements_pin(m->placements, p, &target);
 	if (r == -ESRCH)
-		return drop(m, st->pid);
+		return placements_remove(m->placements, st->pid);
 	if (r < 0) {
-		p->state = PROC_SKIPPED;
-		set_reason(p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-r));
+		p->state = PLACEMENT_SKIPPED;
+		placement_set_reason(p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-r));
 		return;
 	}
 	if (p->n_spread > 0)
 		update_subscription(m, true);
-	if (p->state != PROC_PINNED)
+	if (!was_pinned)
 		log_decision(LOG_INFO,
 			     &(struct log_decision) { .pid = p->pid, .comm = p->comm, .rule = rule->name, .decision = "pin",
 						      .ccx = manager_ccx_list(m, &target, list2, sizeof(list2)) },
 			     "Pinned %s[%d] to CCX %s (CPUs %s): rule %s", p->comm, (int)p->pid, list2,
 			     cpulist_format(&target, list, sizeof(list)), rule->name);
-	p->state = PROC_PINNED;
-	set_reason(p, "rule %s", rule->name);
+	placement_set_reason(p, "rule %s", rule->name);
 }
 
 static void evaluate(struct manager *m, pid_t pid, enum trigger trigger) {
 	struct procfs_stat st;
 	const struct rule *rule;
-	struct proc *p;
+	struct placement *p;
+	bool known;
 	int r;
 
 	if (m->config->mode == CONFIG_MODE_OFF)
@@ -568,31 +431,33 @@ static void evaluate(struct manager *m, pid_t pid, enum trigger trigger) {
 	if (r < 0) {
 		if (r != -ESRCH)
 			log_debug_errno(r, "Failed to read /proc/%d/stat, ignoring: %m", (int)pid);
-		return drop(m, pid);
+		return placements_remove(m->placements, pid);
 	}
 	if (st.flags & PROCFS_PF_KTHREAD)
 		return;
 
-	p = proctable_get(m->procs, pid);
+	p = placements_get(m->placements, pid);
 	if (p && p->start_time != st.start_time) {
-		drop(m, pid);     /* the pid was reused behind our back */
+		placements_remove(m->placements, pid);   /* the pid was reused behind our back */
 		p = NULL;
 	}
-	if (p && trigger == TRIGGER_SCAN && strcmp(p->comm, st.comm) == 0)
+	known = by_rule_or_hand(p);
+	if (known && trigger == TRIGGER_SCAN && strcmp(p->comm, st.comm) == 0)
 		return;           /* known, and still the same program */
-	if (p && p->state == PROC_RELEASED) {
+	if (known && p->state == PLACEMENT_RELEASED) {
 		if (trigger != TRIGGER_EXEC)
 			return;   /* released until it execs again */
-		drop(m, pid);
+		placements_remove(m->placements, pid);
 		p = NULL;
+		known = false;
 	}
 
 	rule = match_rule(m, &st);
 	if (!rule) {
 		/* A placement follows the process and its descendants through
 		 * exec until a rule says otherwise. */
-		if (!p && (trigger == TRIGGER_SCAN || trigger == TRIGGER_EXEC))
-			adopt_if_inherited(m, &st);
+		if (!known && (trigger == TRIGGER_SCAN || trigger == TRIGGER_EXEC))
+			placements_adopt_if_inherited(m->placements, &st);
 		return;
 	}
 	decide_with_rule(m, &st, p, rule);
@@ -603,29 +468,25 @@ static void evaluate(struct manager *m, pid_t pid, enum trigger trigger) {
 static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid) {
 	struct manager *m = userdata;
 	struct procfs_stat st;
-	struct proc *parent, *child;
+	struct placement *parent, *child;
 
 	if (child_pid != child_tgid) {
 		/* A thread inherits from the thread that made it; with policy =
 		 * spread it takes the next CCX instead. */
-		parent = proctable_get(m->procs, child_tgid);
-		if (parent && parent->state == PROC_PINNED && parent->n_spread > 0 && parent->pidfd >= 0 &&
-		    !proc_spread_placed(parent, child_pid)) {
-			actuator_apply_thread(parent->pidfd, child_pid,
-					      &parent->spread[parent->spread_next++ % parent->n_spread]);
-			proc_spread_note(parent, child_pid);
-		}
+		parent = placements_get(m->placements, child_tgid);
+		if (parent)
+			placements_spread_thread(m->placements, parent, child_pid);
 		return;
 	}
-	parent = proctable_get(m->procs, parent_tgid);
-	if (!parent || (parent->state != PROC_PINNED && parent->state != PROC_DRY_RUN))
+	parent = placements_get(m->placements, parent_tgid);
+	if (!by_rule_or_hand(parent) || (parent->state != PLACEMENT_PINNED && parent->state != PLACEMENT_DRY_RUN))
 		return;
 	if (procfs_read_stat(m->root, child_tgid, &st) < 0)
 		return;
-	child = inherit(m, &st, parent);
+	child = placements_inherit(m->placements, &st, parent);
 	/* The parent may have forked before its own pin landed: set it anyway. */
-	if (child && child->state == PROC_PINNED && apply(m, child, &child->cpus) == -ESRCH)
-		drop(m, child_tgid);
+	if (child && child->state == PLACEMENT_PINNED && placements_pin(m->placements, child, &child->cpus) == -ESRCH)
+		placements_remove(m->placements, child_tgid);
 }
 
 static void on_exec(void *userdata, pid_t tgid) {
@@ -634,7 +495,7 @@ static void on_exec(void *userdata, pid_t tgid) {
 	/* Most programs are neither ccxd's already nor named by any rule: for
 	 * them comm is all there is to read. (A child that inherited a pinned
 	 * placement is adopted by the interval's sweep.) */
-	if (!proctable_get(m->procs, tgid)) {
+	if (!placements_get(m->placements, tgid)) {
 		struct rule_identity id = { .comm = NULL };
 		char comm[PROCFS_COMM_MAX];
 		unsigned need = 0;
@@ -657,7 +518,7 @@ static void on_exit_event(void *userdata, pid_t pid, pid_t tgid) {
 	struct manager *m = userdata;
 
 	if (pid == tgid)
-		drop(m, tgid);
+		placements_remove(m->placements, tgid);
 }
 
 static void scan_all(struct manager *m, enum trigger trigger) {
@@ -714,274 +575,88 @@ static const struct watcher_ops watcher_ops = {
 
 /* ---- the originals owed, kept across restarts ------------------------- */
 
-/* Every process whose affinity ccxd changed and has not given back: those a
- * rule or a hand pinned, and the automatic policy's members. */
-static int collect_owed(const struct manager *m, struct ledger_entry **ret, size_t *ret_n) {
-	size_t n, n_groups = 0, count = 0, n_owed = 0;
-	struct proc **list = proctable_list(m->procs, &n);
-	const struct autoplace_group *groups = m->autoplace ? autoplace_groups(m->autoplace, &n_groups) : NULL;
-	struct ledger_entry *e;
-
-	if (!list && n > 0)
-		return -ENOMEM;
-	for (size_t i = 0; i < n_groups; i++)
-		count += groups[i].n_members;
-	e = calloc(n + count + 1, sizeof(*e));
-	if (!e) {
-		free(list);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct proc *p = list[i];
-		struct ledger_entry *x = &e[n_owed];
-		if ((p->state != PROC_PINNED && p->state != PROC_RELEASED) || !p->have_original)
-			continue;
-		*x = (struct ledger_entry) { .pid = p->pid, .start_time = p->start_time,
-					     .owner = p->state == PROC_RELEASED ? LEDGER_RELEASED
-						      : p->rule ? LEDGER_RULE : LEDGER_HAND,
-					     .inherited_from = p->inherited_from, .original = p->original,
-					     .cpus = p->state == PROC_RELEASED ? p->original : p->cpus };
-		memcpy(x->comm, p->comm, sizeof(x->comm));
-		snprintf(x->rule, sizeof(x->rule), "%s", x->owner == LEDGER_RULE ? p->rule : "");
-		n_owed++;
-	}
-	for (size_t i = 0; i < n_groups; i++)
-		for (size_t k = 0; k < groups[i].n_members; k++) {
-			const struct autoplace_member *mb = &groups[i].members[k];
-			struct ledger_entry *x = &e[n_owed++];
-			*x = (struct ledger_entry) { .pid = mb->pid, .start_time = mb->start_time, .owner = LEDGER_AUTO,
-						     .original = mb->original, .cpus = mb->cpus };
-			memcpy(x->comm, mb->comm, sizeof(x->comm));
-		}
-	free(list);
-	*ret = e;
-	*ret_n = n_owed;
-	return 0;
-}
-
-/* Writes what is owed when it differs from what was written; with nothing
- * owed the file goes. */
-static int ledger_sync(struct manager *m) {
-	struct ledger_entry *e;
-	size_t n;
-	char *text;
-	int r = collect_owed(m, &e, &n);
-
-	if (r >= 0) {
-		r = ledger_format(e, n, &text);
-		free(e);
-	}
-	if (r < 0)
-		return log_warning_errno(r, "Failed to list the original affinities owed: %m");
-	if (m->ledger_text && strcmp(text, m->ledger_text) == 0) {
-		free(text);
-		return 0;
-	}
-	r = n > 0 ? ledger_write(m->runtime_dir, text) : ledger_remove(m->runtime_dir);
-	if (r < 0) {
-		/* Once per kind of failure: it is retried at every change. */
-		if (r != m->ledger_error)
-			log_warning_errno(r, "Failed to write %s/%s; a restart after a crash would not know the "
-					  "original affinities: %m", m->runtime_dir, LEDGER_FILE);
-		m->ledger_error = r;
-		free(text);
-		return r;
-	}
-	if (m->ledger_error)
-		log_info("Wrote %s/%s again", m->runtime_dir, LEDGER_FILE);
-	m->ledger_error = 0;
-	free(m->ledger_text);
-	m->ledger_text = text;
-	return 0;
-}
-
-static int on_ledger_sync(sd_event_source *s, uint64_t usec, void *userdata) {
-	struct manager *m = userdata;
-
-	(void)s;
-	m->ledger_usec = usec;
-	ledger_sync(m);
-	return 0;
-}
-
-/* Puts e's process back as it was, when a restarted ccxd will not keep it. */
-static void give_back(struct manager *m, const struct ledger_entry *e, const char *why) {
-	char list[CPULIST_MAX];
-	int fd = actuator_open(m->root, e->pid, e->start_time), r;
-
-	if (fd < 0)
-		return;
-	r = actuator_apply(m->root, e->pid, fd, &e->original);
-	close(fd);
-	if (r < 0 && r != -ESRCH)
-		log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", e->comm, (int)e->pid);
-	else if (r >= 0) {
-		m->stats.restores++;
-		log_info("Restored %s[%d] to CPUs %s, as before ccxd last ran: %s", e->comm, (int)e->pid,
-			 cpulist_format(&e->original, list, sizeof(list)), why);
-	}
-}
-
 static bool rule_exists(const struct config *c, const char *name);
 
-/* A ccxd that was killed left its ledger: each process still running as it
- * left it (same start time, affinity within what it gave) is taken back
- * with its true original, and then decided by the rules as they are now.
- * What the automatic policy had moved goes back, to be measured afresh. */
+/* What a ccxd that was killed left placed, and still runs as it left it:
+ * kept with its true original when a rule (that still exists) or a hand
+ * placed it; given back otherwise. */
+static const char *keep_on_restart(void *userdata, const struct ledger_entry *e) {
+	const struct manager *m = userdata;
+
+	if (e->owner == LEDGER_AUTO)
+		return "automatic placements are measured again";
+	if (m->config->mode != CONFIG_MODE_ENFORCE)
+		return "mode is not enforce";
+	if (e->owner == LEDGER_RULE && !rule_exists(m->config, e->rule))
+		return "its rule is gone";
+	return NULL;
+}
+
+/* Takes back what a killed ccxd left placed, and decides the rules' again
+ * under the rules as they are now: a changed rule moves it, its original
+ * stays. */
 static void readopt(struct manager *m) {
-	struct ledger_entry *e;
-	size_t n;
-	char *error = NULL;
 	pid_t *decide;
-	size_t n_decide = 0;
-	int r = ledger_read(m->runtime_dir, &e, &n, &error);
+	size_t n_decide;
 
-	if (r == -ENOENT)
-		return;
-	if (r < 0) {
-		log_warning("Ignoring %s/%s: %s", m->runtime_dir, LEDGER_FILE, error ? error : strerror(-r));
-		free(error);
-		owe_changed(m);   /* replaced by what is owed now */
-		return;
-	}
-	decide = calloc(n + 1, sizeof(*decide));
-	for (size_t i = 0; decide && i < n; i++) {
-		struct procfs_stat st;
-		cpu_set_t current;
-		struct proc *p;
-
-		if (procfs_read_stat(m->root, e[i].pid, &st) < 0 || st.start_time != e[i].start_time ||
-		    actuator_get(e[i].pid, &current) < 0)
-			continue;   /* gone: nothing owed */
-		if (e[i].owner == LEDGER_RELEASED) {
-			/* Left alone until it executes another program, restart or not. */
-			p = get_or_add(m, &st);
-			if (p) {
-				p->state = PROC_RELEASED;
-				p->original = e[i].original;
-				p->have_original = true;
-				set_reason(p, "released by hand; left alone until it executes a new program");
-			}
-			continue;
-		}
-		if (!cpulist_is_subset(&current, &e[i].cpus)) {
-			log_info("%s[%d] was moved by somebody else since ccxd last ran; leaving it alone", e[i].comm,
-				 (int)e[i].pid);
-			continue;
-		}
-		if (e[i].owner == LEDGER_AUTO || m->config->mode != CONFIG_MODE_ENFORCE ||
-		    (e[i].owner == LEDGER_RULE && !rule_exists(m->config, e[i].rule))) {
-			give_back(m, &e[i], e[i].owner == LEDGER_AUTO ? "automatic placements are measured again"
-				  : m->config->mode != CONFIG_MODE_ENFORCE ? "mode is not enforce" : "its rule is gone");
-			continue;
-		}
-		p = get_or_add(m, &st);
-		if (!p)
-			continue;
-		p->state = PROC_PINNED;
-		p->original = e[i].original;
-		p->have_original = true;
-		p->cpus = e[i].cpus;
-		p->inherited_from = e[i].inherited_from;
-		proc_set_rule(p, e[i].owner == LEDGER_RULE ? e[i].rule : NULL);
-		set_reason(p, e[i].owner == LEDGER_HAND ? "pinned by hand (before ccxd restarted)"
-			   : "rule %s (before ccxd restarted)", e[i].rule);
-		m->stats.readopted++;
-		if (e[i].owner == LEDGER_RULE && !e[i].inherited_from)
-			decide[n_decide++] = e[i].pid;
-	}
-	free(e);
-	if (m->stats.readopted)
-		log_info("Took back %" PRIu64 " process%s that ccxd had placed before it restarted", m->stats.readopted,
-			 m->stats.readopted == 1 ? "" : "es");
-	/* Under the rules as they are now: a changed rule moves it, its original stays. */
+	placements_readopt(m->placements, keep_on_restart, m, &decide, &n_decide);
 	for (size_t i = 0; i < n_decide; i++)
 		evaluate(m, decide[i], TRIGGER_RELOAD);
 	free(decide);
-	owe_changed(m);
 }
 
 /* ---- housekeeping ----------------------------------------------------- */
 
 static void notify_status(struct manager *m) {
-	size_t n, pinned = 0;
-	struct proc **list = proctable_list(m->procs, &n);
+	size_t pinned = 0;
 
-	for (size_t i = 0; list && i < n; i++)
-		if (list[i]->state == PROC_PINNED)
+	for (const struct placement *p = placements_next(m->placements, NULL); p; p = placements_next(m->placements, p))
+		if (by_rule_or_hand(p) && p->state == PLACEMENT_PINNED)
 			pinned++;
-	free(list);
 	sd_notifyf(0, "STATUS=%s, %zu processes pinned, mode %s", m->polling ? "Polling /proc" : "Watching process events",
 		   pinned, config_mode_to_string(m->config->mode));
 }
 
-/* A child of a pinned process, not known yet: adopted if it inherited the
- * placement, and then its own children are looked at too. */
-static bool adopt_child(void *userdata, pid_t pid) {
-	struct manager *m = userdata;
-	struct procfs_stat st;
-
-	return !proctable_get(m->procs, pid) && procfs_read_stat(m->root, pid, &st) >= 0 && adopt_if_inherited(m, &st);
-}
-
-/* Children that inherited a pinned placement while no fork event told of
- * them (kernels that filter events send none): found through the parents'
- * children lists, grandchildren included. */
-static void adopt_children(struct manager *m) {
-	size_t n, n_pinned = 0;
-	struct proc **list = proctable_list(m->procs, &n);
-	pid_t *pinned;
-
-	if (!list)
-		return;
-	pinned = malloc((n + 1) * sizeof(*pinned));
-	for (size_t i = 0; pinned && i < n; i++)
-		if (list[i]->state == PROC_PINNED)
-			pinned[n_pinned++] = list[i]->pid;
-	free(list);
-	if (pinned)
-		procfs_walk_children(m->root, pinned, n_pinned, adopt_child, m);
-	free(pinned);
-}
-
-/* policy = spread: threads made while no fork event told of them take their
- * turn now; those that ended are forgotten. */
-static void catch_up_spread(struct manager *m, struct proc *p) {
-	pid_t *tasks;
-	size_t n;
-
-	if (procfs_list_tasks(m->root, p->pid, &tasks, &n) < 0)
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (!proc_spread_placed(p, tasks[i]))
-			actuator_apply_thread(p->pidfd, tasks[i], &p->spread[p->spread_next++ % p->n_spread]);
-	proc_spread_set_placed(p, tasks, n);
-}
-
+/* Children that inherited a placement while no event told of them, and
+ * threads of spread processes made meanwhile. */
 static void sweep(struct manager *m) {
-	size_t n;
-	struct proc **list;
 	bool spreading = false;
 
-	adopt_children(m);
-	list = proctable_list(m->procs, &n);
-	for (size_t i = 0; list && i < n; i++) {
-		struct proc *p = list[i];
-		if (p->state == PROC_PINNED && p->n_spread > 0) {
-			catch_up_spread(m, p);
+	placements_adopt_children(m->placements);
+	for (struct placement *p = placements_next(m->placements, NULL); p; p = placements_next(m->placements, p))
+		if (by_rule_or_hand(p) && p->state == PLACEMENT_PINNED && p->n_spread > 0) {
+			placements_spread_catch_up(m->placements, p);
 			spreading = true;
 		}
-	}
-	free(list);
 	update_subscription(m, spreading);
 }
 
 static int arm_interval(struct manager *m);
 
-static bool placed_by_rule(void *userdata, pid_t pid) {
-	const struct manager *m = userdata;
+/* metrics_file, rewritten every interval; a failure is logged once, and
+ * again when writing works again. */
+static void update_metrics_file(struct manager *m) {
+	struct ccxd_status st;
+	struct metrics x;
+	char *text = NULL;
+	int r;
 
-	return proctable_get(m->procs, pid) != NULL;
+	if (!m->config->metrics_file)
+		return;
+	r = manager_status(m, &st);
+	if (r >= 0) {
+		metrics_collect(&st, &x);
+		r = metrics_format(&x, &text);
+		manager_status_release(&st);
+	}
+	if (r >= 0)
+		r = metrics_write_file(m->config->metrics_file, text);
+	free(text);
+	if (r < 0 && r != m->metrics_file_error)
+		log_warning_errno(r, "Failed to write %s, trying again every interval: %m", m->config->metrics_file);
+	else if (r >= 0 && m->metrics_file_error < 0)
+		log_info("Writing %s again", m->config->metrics_file);
+	m->metrics_file_error = r < 0 ? r : 0;
 }
 
 static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -1009,13 +684,13 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 			options.n_seatings = probe.n_order;
 			options.probe = &probe;
 		}
-		r = autoplace_cycle(m->autoplace, m->topology, m->config->mode, &options, placed_by_rule, m, usec);
+		r = autoplace_cycle(m->autoplace, m->topology, m->config->mode, &options, usec);
 		if (r < 0)
 			log_warning_errno(r, "Sampling failed, trying again next interval: %m");
 	}
-	owe_changed(m);   /* the automatic policy's moves, and exits */
+	placements_owe_changed(m->placements);   /* exits */
 	notify_status(m);
-	metrics_update_file(m);
+	update_metrics_file(m);
 	return arm_interval(m);
 }
 
@@ -1045,25 +720,22 @@ static bool rule_exists(const struct config *c, const char *name) {
 	return false;
 }
 
-/* Gives every process ccxd pinned its original back and forgets them all.
- * At shutdown, two kinds stay for the ledger to keep until the next start:
- * the processes released by hand (still left alone then), and any whose
- * original could not be put back (still owed). */
+/* Gives every process a rule or a hand pinned its original back and forgets
+ * them all. At shutdown, two kinds stay for the ledger to keep until the
+ * next start: the processes released by hand (still left alone then), and
+ * any whose original could not be put back (still owed). */
 static void restore_all(struct manager *m, bool at_exit) {
-	size_t n;
-	struct proc **list = proctable_list(m->procs, &n);
-	pid_t *gone = calloc(n ? n : 1, sizeof(*gone));
-	size_t n_gone = 0;
+	struct placement *p, *next;
 
-	for (size_t i = 0; list && gone && i < n; i++) {
-		int r = restore(m, list[i]);
-		if (!at_exit || r == -ESRCH || (r == 0 && list[i]->state != PROC_RELEASED))
-			gone[n_gone++] = list[i]->pid;
+	for (p = placements_next(m->placements, NULL); p; p = next) {
+		int r;
+		next = placements_next(m->placements, p);
+		if (!by_rule_or_hand(p))
+			continue;
+		r = placements_give_back(m->placements, p);
+		if (!at_exit || r == -ESRCH || (r == 0 && p->state != PLACEMENT_RELEASED))
+			placements_remove(m->placements, p->pid);
 	}
-	for (size_t i = 0; i < n_gone; i++)
-		drop(m, gone[i]);
-	free(gone);
-	free(list);
 }
 
 int manager_reload(struct manager *m, char ***errors) {
@@ -1071,7 +743,7 @@ int manager_reload(struct manager *m, char ***errors) {
 	struct topology *t;
 	bool topology_changed;
 	size_t n;
-	struct proc **list;
+	pid_t *pids;
 	struct timespec ts;
 	int r;
 
@@ -1124,21 +796,22 @@ int manager_reload(struct manager *m, char ***errors) {
 
 	/* Processes whose rule is gone get their original back; the rest are
 	 * decided again under the new rules. */
-	list = proctable_list(m->procs, &n);
-	for (size_t i = 0; list && i < n; i++) {
-		struct proc *p = list[i];
-		pid_t pid = p->pid;
-		if (p->state == PROC_RELEASED || (!p->rule && p->state == PROC_PINNED))
-			continue;   /* decided by hand */
+	pids = placements_pids(m->placements, &n);
+	if (!pids)
+		log_error("Out of memory: the processes placed by rules are decided again at their next event");
+	for (size_t i = 0; pids && i < n; i++) {
+		struct placement *p = placements_get(m->placements, pids[i]);
+		if (!by_rule_or_hand(p) || p->state == PLACEMENT_RELEASED || (!p->rule && p->state == PLACEMENT_PINNED))
+			continue;   /* the automatic policy's, or decided by hand */
 		if (!rule_exists(c, p->rule)) {
-			restore(m, p);
-			drop(m, pid);
+			placements_give_back(m->placements, p);
+			placements_remove(m->placements, pids[i]);
 			continue;
 		}
 		if (!p->inherited_from)
-			evaluate(m, pid, TRIGGER_RELOAD);
+			evaluate(m, pids[i], TRIGGER_RELOAD);
 	}
-	free(list);
+	free(pids);
 	scan_all(m, TRIGGER_SCAN);
 	arm_interval(m);
 	m->stats.reloads++;
@@ -1149,12 +822,11 @@ int manager_reload(struct manager *m, char ***errors) {
 	return 0;
 }
 
-int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct proc **ret) {
+int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct placement **ret) {
 	struct procfs_stat st;
-	cpu_set_t target, allowed, current;
+	cpu_set_t target, allowed;
 	char ccxs[CPULIST_MAX];
-	bool keep_original;
-	struct proc *p;
+	struct placement *p;
 	int r;
 
 	if (m->config->mode == CONFIG_MODE_OFF)
@@ -1173,41 +845,29 @@ int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct proc **ret) {
 	if (CPU_COUNT(&target) == 0)
 		return -EXDEV;
 
-	p = proctable_get(m->procs, pid);
-	if (p && p->start_time != st.start_time) {
-		drop(m, pid);
-		p = NULL;
-	}
-	/* Pinned already: what it had before ccxd is still the original. */
-	keep_original = p && p->state == PROC_PINNED && p->have_original;
-	if (!keep_original && actuator_get(pid, &current) < 0)
-		return -ESRCH;
-	if (!keep_original && m->autoplace)
-		autoplace_forget(m->autoplace, pid, &current);
-	p = get_or_add(m, &st);
+	p = placements_track(m->placements, &st);
 	if (!p)
-		return -ENOMEM;
-	if (!keep_original) {
-		p->original = current;
-		p->have_original = true;
-	}
-	p->cpus = target;
-	proc_set_rule(p, NULL);
-	p->inherited_from = 0;
+		return -ESRCH;
+	/* Pinned already, or seated by the automatic policy: what it had
+	 * before ccxd is still the original. A hand may narrow anything. */
+	r = placements_claim(m->placements, p, PLACEMENT_HAND, NULL, &allowed, true);
+	if (r < 0)
+		return r;
+	placement_set_spread(p, NULL, 0);
 	if (m->config->mode == CONFIG_MODE_DRY_RUN) {
-		p->state = PROC_DRY_RUN;
-		set_reason(p, "pinned by hand to CCX %u (dry-run)", ccx);
+		p->cpus = target;
+		p->state = PLACEMENT_DRY_RUN;
+		placement_set_reason(p, "pinned by hand to CCX %u (dry-run)", ccx);
 	} else {
-		r = apply(m, p, &target);
+		r = placements_pin(m->placements, p, &target);
 		if (r < 0) {
 			if (r == -ESRCH)
-				drop(m, pid);
+				placements_remove(m->placements, pid);
 			else
-				p->state = PROC_SKIPPED;
+				p->state = PLACEMENT_SKIPPED;
 			return r;
 		}
-		p->state = PROC_PINNED;
-		set_reason(p, "pinned by hand to CCX %u", ccx);
+		placement_set_reason(p, "pinned by hand to CCX %u", ccx);
 		log_decision(LOG_INFO, &(struct log_decision) { .pid = pid, .comm = p->comm, .decision = "pin",
 								 .ccx = manager_ccx_list(m, &target, ccxs, sizeof(ccxs)) },
 			     "Pinned %s[%d] to CCX %u by hand", p->comm, (int)pid, ccx);
@@ -1216,27 +876,98 @@ int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct proc **ret) {
 	return 0;
 }
 
-int manager_unpin(struct manager *m, pid_t pid, struct proc **ret) {
-	struct proc *p = proctable_get(m->procs, pid);
+int manager_unpin(struct manager *m, pid_t pid, struct placement **ret) {
+	struct placement *p = placements_get(m->placements, pid);
 	int r;
 
-	if (!p)
+	if (!by_rule_or_hand(p))
 		return kill(pid, 0) < 0 && errno == ESRCH ? -ESRCH : -ENOTCONN;
-	if (p->state != PROC_PINNED && p->state != PROC_DRY_RUN)
+	if (p->state != PLACEMENT_PINNED && p->state != PLACEMENT_DRY_RUN)
 		return -ENOTCONN;
-	r = restore(m, p);
+	r = placements_give_back(m->placements, p);
 	if (r == -ESRCH) {
-		drop(m, pid);
+		placements_remove(m->placements, pid);
 		return r;
 	}
 	if (r < 0)
 		return r;
-	p->state = PROC_RELEASED;
-	set_reason(p, "released by hand; left alone until it executes a new program");
+	p->state = PLACEMENT_RELEASED;
+	placement_set_reason(p, "released by hand; left alone until it executes a new program");
 	log_decision(LOG_INFO, &(struct log_decision) { .pid = pid, .comm = p->comm, .decision = "release" },
 		     "Released %s[%d]", p->comm, (int)pid);
 	*ret = p;
 	return 0;
+}
+
+/* ---- what it is doing ------------------------------------------------ */
+
+static int compare_placement(const void *a, const void *b) {
+	pid_t x = (*(const struct placement *const *)a)->pid, y = (*(const struct placement *const *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+int manager_status(const struct manager *m, struct ccxd_status *ret) {
+	struct ccxd_status *st = ret;
+	struct watcher_stats ws = m->watcher ? watcher_stats(m->watcher) : (struct watcher_stats){ 0 };
+
+	*st = (struct ccxd_status){
+		.config = m->config,
+		.config_path = m->config_path,
+		.topology = m->topology,
+		.started_usec = m->started_usec,
+		.watcher_source = m->polling ? "polling" : m->watcher && watcher_active(m->watcher) ? "netlink" : "starting",
+		.watcher_note = m->polling ? m->watcher_note : NULL,
+		.events = ws.events,
+		.lost_events = ws.lost,
+		.rescans = m->stats.rescans,
+		.reloads = m->stats.reloads,
+		.reload_failures = m->stats.reload_failures,
+		.prober = m->prober,
+		.probe_results = m->prober ? prober_results(m->prober) : NULL,
+	};
+	if (m->placements) {
+		st->placements = placements_stats(m->placements);
+		st->processes = malloc((placements_count(m->placements) + 1) * sizeof(*st->processes));
+		if (!st->processes)
+			return -ENOMEM;
+		for (const struct placement *p = placements_next(m->placements, NULL); p;
+		     p = placements_next(m->placements, p))
+			if (by_rule_or_hand(p))
+				st->processes[st->n_processes++] = p;
+		qsort(st->processes, st->n_processes, sizeof(*st->processes), compare_placement);
+	}
+	if (m->autoplace) {
+		st->have_sampling = true;
+		st->sampling = autoplace_stats(m->autoplace);
+		st->groups = autoplace_groups(m->autoplace, &st->n_groups);
+		st->sample = autoplace_sample(m->autoplace);
+	}
+	st->have_decision = st->probe_results &&
+			    autoplace_probe_rank(st->probe_results, m->config->seatings, m->config->n_seatings,
+						 &st->decision) >= 0;
+	return 0;
+}
+
+void manager_status_release(struct ccxd_status *st) {
+	free(st->processes);
+	st->processes = NULL;
+}
+
+const struct topology *manager_topology(const struct manager *m) {
+	return m->topology;
+}
+
+const char *manager_config_path(const struct manager *m) {
+	return m->config_path;
+}
+
+size_t manager_n_rules(const struct manager *m) {
+	return m->config->n_rules;
+}
+
+int manager_probe(struct manager *m, const struct probe_options *o, struct control_call *call) {
+	return m->prober ? prober_run(m->prober, o, call) : -ENODEV;
 }
 
 /* ---- life cycle ------------------------------------------------------- */
@@ -1266,8 +997,7 @@ int manager_new(const char *config_path, struct manager **ret, char ***errors) {
 	m->root = "";
 	m->config_path_explicit = config_path != NULL;
 	m->config_path = strdup(config_path ? config_path : CONFIG_DEFAULT_PATH);
-	m->procs = proctable_new();
-	if (!m->config_path || !m->procs) {
+	if (!m->config_path) {
 		manager_free(m);
 		return -ENOMEM;
 	}
@@ -1324,7 +1054,18 @@ int manager_start(struct manager *m) {
 	if (r < 0)
 		return log_error_errno(r, "Failed to serve the control socket: %m");
 
-	r = autoplace_new(m->root, m->config->bpf, &m->autoplace);
+	/* The originals owed go to the runtime directory; one that cannot be
+	 * made only means they would not survive a crash. */
+	m->runtime_dir = strdup(m->config->runtime_dir);
+	if (!m->runtime_dir)
+		return -ENOMEM;
+	if (mkdir(m->runtime_dir, 0755) < 0 && errno != EEXIST)
+		log_warning_errno(-errno, "Failed to create %s: %m", m->runtime_dir);
+	r = placements_new(m->event, m->root, m->runtime_dir, &m->placements);
+	if (r < 0)
+		return log_error_errno(r, "Failed to set up the table of placements: %m");
+
+	r = autoplace_new(m->root, m->config->bpf, m->placements, &m->autoplace);
 	if (r < 0)
 		log_warning_errno(r, "No automatic placement: %m");
 	else {
@@ -1336,18 +1077,6 @@ int manager_start(struct manager *m) {
 		snprintf(path, sizeof(path), "%s/placements.json", m->config->state_dir);
 		autoplace_set_memory(m->autoplace, path);
 	}
-
-	/* The originals owed go to the runtime directory; one that cannot be
-	 * made only means they would not survive a crash. */
-	m->runtime_dir = strdup(m->config->runtime_dir);
-	if (!m->runtime_dir)
-		return -ENOMEM;
-	if (mkdir(m->runtime_dir, 0755) < 0 && errno != EEXIST)
-		log_warning_errno(-errno, "Failed to create %s: %m", m->runtime_dir);
-	r = sd_event_add_time(m->event, &m->ledger_sync, CLOCK_MONOTONIC, 0, 1000, on_ledger_sync, m);
-	if (r < 0)
-		return log_error_errno(r, "Failed to set up the ledger of original affinities: %m");
-	sd_event_source_set_enabled(m->ledger_sync, SD_EVENT_OFF);
 
 	/* Watching even in mode = off: a reload may turn it on. */
 	r = watcher_new(m->event, &watcher_ops, m, &m->watcher);
@@ -1384,15 +1113,15 @@ int manager_run(struct manager *m) {
 
 	sd_notify(0, "STOPPING=1");
 	if (m->config->restore_on_exit) {
-		adopt_children(m);   /* their originals are owed too */
+		placements_adopt_children(m->placements);   /* their originals are owed too */
 		restore_all(m, true);
 		if (m->autoplace)
 			autoplace_release_all(m->autoplace);
 	}
 	/* What is still owed (everything, with restore_on_exit = no) stays
 	 * written for the next start; with nothing owed the file goes. */
-	if (m->runtime_dir)
-		ledger_sync(m);
+	if (m->placements)
+		placements_sync_ledger(m->placements);
 	return r;
 }
 
@@ -1404,7 +1133,6 @@ void manager_free(struct manager *m) {
 	sd_event_source_disable_unref(m->sig_hup);
 	sd_event_source_disable_unref(m->interval_timer);
 	sd_event_source_disable_unref(m->rescan);
-	sd_event_source_disable_unref(m->ledger_sync);
 	watcher_free(m->watcher);
 	autoplace_free(m->autoplace);
 	control_free(m->control);
@@ -1413,12 +1141,11 @@ void manager_free(struct manager *m) {
 		unlink(m->socket_path);
 		free(m->socket_path);
 	}
-	proctable_free(m->procs);
+	placements_free(m->placements);
 	topology_free(m->topology);
 	config_free(m->config);
 	free(m->config_path);
 	free(m->runtime_dir);
-	free(m->ledger_text);
 	sd_event_unref(m->event);
 	free(m);
 }

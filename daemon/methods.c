@@ -1,6 +1,7 @@
 /* The io.ccxd Varlink methods: each takes validated parameters, asks the
- * manager, and answers with plain JSON. Privilege is checked by control.c
- * from the table at the bottom. */
+ * manager (what it is doing comes as a status view, status.h), and answers
+ * with plain JSON. Privilege is checked by control.c from the table at the
+ * bottom. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 #include "probe.h"
 #include "prober.h"
 #include "protocol.h"
-#include "watcher.h"
+#include "status.h"
 
 static json_object *cpus_json(const cpu_set_t *cpus) {
 	char list[CPULIST_MAX];
@@ -24,24 +25,24 @@ static json_object *cpus_json(const cpu_set_t *cpus) {
 	return json_object_new_string(cpulist_format(cpus, list, sizeof(list)));
 }
 
-static json_object *ccx_array(const struct manager *m, const cpu_set_t *cpus) {
+static json_object *ccx_array(const struct topology *t, const cpu_set_t *cpus) {
 	json_object *a = json_object_new_array();
 	unsigned idx[CPU_SETSIZE];
-	size_t n = placer_ccxs_of(m->topology, cpus, idx, CPU_SETSIZE);
+	size_t n = placer_ccxs_of(t, cpus, idx, CPU_SETSIZE);
 
 	for (size_t i = 0; i < n; i++)
 		json_object_array_add(a, json_object_new_int((int)idx[i]));
 	return a;
 }
 
-static json_object *proc_json(const struct manager *m, const struct proc *p) {
+static json_object *proc_json(const struct topology *t, const struct placement *p) {
 	json_object *o = json_object_new_object();
-	bool placed = p->state == PROC_PINNED || p->state == PROC_DRY_RUN;
+	bool placed = p->state == PLACEMENT_PINNED || p->state == PLACEMENT_DRY_RUN;
 
 	json_object_object_add(o, "pid", json_object_new_int(p->pid));
 	json_object_object_add(o, "comm", json_object_new_string(p->comm));
-	json_object_object_add(o, "state", json_object_new_string(proc_state_to_string(p->state)));
-	json_object_object_add(o, "ccx", placed ? ccx_array(m, &p->cpus) : json_object_new_array());
+	json_object_object_add(o, "state", json_object_new_string(placement_state_to_string(p->state)));
+	json_object_object_add(o, "ccx", placed ? ccx_array(t, &p->cpus) : json_object_new_array());
 	json_object_object_add(o, "cpus", placed ? cpus_json(&p->cpus) : NULL);
 	json_object_object_add(o, "rule", p->rule ? json_object_new_string(p->rule) : NULL);
 	json_object_object_add(o, "reason", json_object_new_string(p->reason));
@@ -140,34 +141,35 @@ static json_object *probe_evidence_json(const struct autoplace_probe *p) {
 static json_object *group_json(const struct autoplace_group *g, const struct sampler_result *sample) {
 	json_object *o = json_object_new_object(), *pids = json_object_new_array(),
 		    *channels = json_object_new_array(), *trials = json_object_new_array(), *members;
-	const struct autoplace_trial *last = g->n_trials ? &g->trials[g->n_trials - 1] : NULL;
+	const struct experiment_trial *last = g->x.n_trials ? &g->x.trials[g->x.n_trials - 1] : NULL;
 	double wakeups, switches;
 
 	/* A kept group's evidence is that of the seating it kept. */
-	for (size_t k = 0; g->state == AUTOPLACE_KEPT && k < g->n_trials; k++)
-		if ((g->trials[k].beat || g->guard) && g->trials[k].seating == g->seating)
-			last = &g->trials[k];
-	bool placed = g->state == AUTOPLACE_VALIDATING || g->state == AUTOPLACE_KEPT || g->state == AUTOPLACE_DRY_RUN;
+	for (size_t k = 0; g->x.state == EXPERIMENT_KEPT && k < g->x.n_trials; k++)
+		if ((g->x.trials[k].beat || g->x.guard) && g->x.trials[k].seating == g->x.seating)
+			last = &g->x.trials[k];
+	bool placed = g->x.state == EXPERIMENT_VALIDATING || g->x.state == EXPERIMENT_KEPT ||
+		      g->x.state == EXPERIMENT_DRY_RUN;
 
 	for (size_t k = 0; k < g->group.n_pids; k++)
 		json_object_array_add(pids, json_object_new_int(g->group.pids[k]));
 	for (size_t k = 0; g->seen && sample && k < g->group.n_channels; k++)
 		json_object_array_add(channels, channel_json(&sample->channels[g->group.channels[k]], sample));
-	for (size_t k = 0; k < g->n_trials; k++) {
-		json_object *t = evidence_json(&g->trials[k].evidence);
-		json_object_object_add(t, "seating", json_object_new_string(seating_to_string(g->trials[k].seating)));
-		json_object_object_add(t, "beat", json_object_new_boolean(g->trials[k].beat));
+	for (size_t k = 0; k < g->x.n_trials; k++) {
+		json_object *t = evidence_json(&g->x.trials[k].evidence);
+		json_object_object_add(t, "seating", json_object_new_string(seating_to_string(g->x.trials[k].seating)));
+		json_object_object_add(t, "beat", json_object_new_boolean(g->x.trials[k].beat));
 		json_object_array_add(trials, t);
 	}
 	json_object_object_add(o, "id", json_object_new_int(g->id));
 	json_object_object_add(o, "pids", pids);
 	json_object_object_add(o, "programs", g->programs ? json_object_new_string(g->programs) : NULL);
-	json_object_object_add(o, "state", json_object_new_string(autoplace_state_to_string(g->state)));
+	json_object_object_add(o, "state", json_object_new_string(experiment_state_to_string(g->x.state)));
 	json_object_object_add(o, "ccx", placed && g->ccx >= 0 ? json_object_new_int(g->ccx) : NULL);
 	json_object_object_add(o, "cpus", placed ? cpus_json(&g->cpus) : NULL);
-	json_object_object_add(o, "seating", placed ? json_object_new_string(seating_to_string(g->seating)) : NULL);
+	json_object_object_add(o, "seating", placed ? json_object_new_string(seating_to_string(g->x.seating)) : NULL);
 	/* Kept without beating the rate before, against a seating that ran slower. */
-	json_object_object_add(o, "guard", json_object_new_boolean(g->state == AUTOPLACE_KEPT && g->guard));
+	json_object_object_add(o, "guard", json_object_new_boolean(g->x.state == EXPERIMENT_KEPT && g->x.guard));
 	json_object_object_add(o, "bytes_per_s", json_object_new_double(g->group.bytes_per_s));
 	json_object_object_add(o, "cpu", json_object_new_double(g->group.cpu));
 	json_object_object_add(o, "demand", json_object_new_double(g->group.demand));
@@ -186,31 +188,27 @@ static json_object *group_json(const struct autoplace_group *g, const struct sam
 	return o;
 }
 
-static json_object *groups_json(const struct autoplace *a) {
-	const struct sampler_result *sample = autoplace_sample(a);
+static json_object *groups_json(const struct ccxd_status *st) {
 	json_object *list = json_object_new_array();
-	size_t n;
-	const struct autoplace_group *groups = autoplace_groups(a, &n);
 
-	for (size_t i = 0; i < n; i++)
-		json_object_array_add(list, group_json(&groups[i], sample));
+	for (size_t i = 0; i < st->n_groups; i++)
+		json_object_array_add(list, group_json(&st->groups[i], st->sample));
 	return list;
 }
 
-static json_object *sampling_json(const struct autoplace *a) {
-	struct autoplace_stats st = autoplace_stats(a);
+static json_object *sampling_json(const struct autoplace_stats *st) {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "source", json_object_new_string(st.source));
-	json_object_object_add(o, "reading", json_object_new_string(sampler_reading_to_string(st.reading)));
-	json_object_object_add(o, "note", st.note ? json_object_new_string(st.note) : NULL);
-	json_object_object_add(o, "cycles", u64(st.cycles));
-	json_object_object_add(o, "last_cycle_usec", u64(st.last_cycle_usec));
-	json_object_object_add(o, "processes_scanned", u64(st.last_scanned));
-	json_object_object_add(o, "processes_active", u64(st.last_active));
-	json_object_object_add(o, "moves", u64(st.moves));
-	json_object_object_add(o, "kept", u64(st.kept));
-	json_object_object_add(o, "reverted", u64(st.reverted));
+	json_object_object_add(o, "source", json_object_new_string(st->source));
+	json_object_object_add(o, "reading", json_object_new_string(sampler_reading_to_string(st->reading)));
+	json_object_object_add(o, "note", st->note ? json_object_new_string(st->note) : NULL);
+	json_object_object_add(o, "cycles", u64(st->cycles));
+	json_object_object_add(o, "last_cycle_usec", u64(st->last_cycle_usec));
+	json_object_object_add(o, "processes_scanned", u64(st->last_scanned));
+	json_object_object_add(o, "processes_active", u64(st->last_active));
+	json_object_object_add(o, "moves", u64(st->moves));
+	json_object_object_add(o, "kept", u64(st->kept));
+	json_object_object_add(o, "reverted", u64(st->reverted));
 	return o;
 }
 
@@ -221,71 +219,85 @@ static uint64_t now_realtime_usec(void) {
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/* The status view of the manager at userdata; false, with the call failed,
+ * when out of memory. */
+static bool status_of(void *userdata, struct control_call *call, struct ccxd_status *st) {
+	if (manager_status(userdata, st) < 0) {
+		control_call_fail(call, CCXD_ERROR_INTERNAL, "out of memory gathering the status");
+		return false;
+	}
+	return true;
+}
+
 static void get_status(void *userdata, struct control_call *call) {
-	struct manager *m = userdata;
-	struct watcher_stats ws = watcher_stats(m->watcher);
-	json_object *o = json_object_new_object(), *w = json_object_new_object(),
-		    *counters = json_object_new_object(), *procs = json_object_new_array();
-	struct proc **list;
-	size_t n;
+	struct ccxd_status st;
+	json_object *o, *w, *counters, *procs;
 
+	if (!status_of(userdata, call, &st))
+		return;
+	o = json_object_new_object();
+	w = json_object_new_object();
+	counters = json_object_new_object();
+	procs = json_object_new_array();
 	json_object_object_add(o, "version", json_object_new_string(CCXD_VERSION));
-	json_object_object_add(o, "mode", json_object_new_string(config_mode_to_string(m->config->mode)));
-	json_object_object_add(o, "config", m->config->path ? json_object_new_string(m->config->path) : NULL);
-	json_object_object_add(o, "topology", json_object_new_string(m->topology->source));
-	json_object_object_add(o, "started_usec", u64(m->started_usec));
+	json_object_object_add(o, "mode", json_object_new_string(config_mode_to_string(st.config->mode)));
+	json_object_object_add(o, "config", st.config->path ? json_object_new_string(st.config->path) : NULL);
+	json_object_object_add(o, "topology", json_object_new_string(st.topology->source));
+	json_object_object_add(o, "started_usec", u64(st.started_usec));
 
-	json_object_object_add(w, "source", json_object_new_string(m->polling ? "polling" :
-		watcher_active(m->watcher) ? "netlink" : "starting"));
-	json_object_object_add(w, "note", m->polling ? json_object_new_string(m->watcher_note) : NULL);
+	json_object_object_add(w, "source", json_object_new_string(st.watcher_source));
+	json_object_object_add(w, "note", st.watcher_note ? json_object_new_string(st.watcher_note) : NULL);
 	json_object_object_add(o, "watcher", w);
 
-	json_object_object_add(counters, "events", u64(ws.events));
-	json_object_object_add(counters, "lost_events", u64(ws.lost));
-	json_object_object_add(counters, "rescans", u64(m->stats.rescans));
-	json_object_object_add(counters, "pins", u64(m->stats.pins));
-	json_object_object_add(counters, "restores", u64(m->stats.restores));
-	json_object_object_add(counters, "pin_failures", u64(m->stats.pin_failures));
-	json_object_object_add(counters, "readopted", u64(m->stats.readopted));
-	json_object_object_add(counters, "reloads", u64(m->stats.reloads));
-	json_object_object_add(counters, "reload_failures", u64(m->stats.reload_failures));
+	json_object_object_add(counters, "events", u64(st.events));
+	json_object_object_add(counters, "lost_events", u64(st.lost_events));
+	json_object_object_add(counters, "rescans", u64(st.rescans));
+	json_object_object_add(counters, "pins", u64(st.placements.pins));
+	json_object_object_add(counters, "restores", u64(st.placements.restores));
+	json_object_object_add(counters, "pin_failures", u64(st.placements.pin_failures));
+	json_object_object_add(counters, "readopted", u64(st.placements.readopted));
+	json_object_object_add(counters, "reloads", u64(st.reloads));
+	json_object_object_add(counters, "reload_failures", u64(st.reload_failures));
 	json_object_object_add(o, "counters", counters);
 
-	list = proctable_list(m->procs, &n);
-	for (size_t i = 0; list && i < n; i++)
-		json_object_array_add(procs, proc_json(m, list[i]));
-	free(list);
+	for (size_t i = 0; i < st.n_processes; i++)
+		json_object_array_add(procs, proc_json(st.topology, st.processes[i]));
 	json_object_object_add(o, "processes", procs);
-	if (m->prober) {
-		json_object *probe = prober_status_json(m->prober, now_realtime_usec());
-		struct autoplace_probe ranked;
+	if (st.prober) {
+		json_object *probe = prober_status_json(st.prober, now_realtime_usec());
 		/* What the figures decide now, as the next cycle will use them. */
-		if (prober_results(m->prober) &&
-		    autoplace_probe_rank(prober_results(m->prober), m->config->seatings, m->config->n_seatings,
-					 &ranked) >= 0)
-			json_object_object_add(probe, "decision", probe_evidence_json(&ranked));
+		if (st.have_decision)
+			json_object_object_add(probe, "decision", probe_evidence_json(&st.decision));
 		json_object_object_add(o, "probe", probe);
 	}
-	if (m->autoplace) {
-		json_object_object_add(o, "sampling", sampling_json(m->autoplace));
-		json_object_object_add(o, "groups", groups_json(m->autoplace));
+	if (st.have_sampling) {
+		json_object_object_add(o, "sampling", sampling_json(&st.sampling));
+		json_object_object_add(o, "groups", groups_json(&st));
 	}
+	manager_status_release(&st);
 	call->reply = o;
 }
 
 static void get_topology(void *userdata, struct control_call *call) {
-	struct manager *m = userdata;
+	struct ccxd_status st;
 
-	call->reply = protocol_topology_json(m->topology);
+	if (!status_of(userdata, call, &st))
+		return;
+	call->reply = protocol_topology_json(st.topology);
+	manager_status_release(&st);
 }
 
 static void get_rules(void *userdata, struct control_call *call) {
-	struct manager *m = userdata;
-	json_object *o = json_object_new_object(), *rules = json_object_new_array();
+	struct ccxd_status st;
+	json_object *o, *rules;
 
-	json_object_object_add(o, "config", m->config->path ? json_object_new_string(m->config->path) : NULL);
-	for (size_t i = 0; i < m->config->n_rules; i++) {
-		const struct rule *r = &m->config->rules[i];
+	if (!status_of(userdata, call, &st))
+		return;
+	o = json_object_new_object();
+	rules = json_object_new_array();
+	json_object_object_add(o, "config", st.config->path ? json_object_new_string(st.config->path) : NULL);
+	for (size_t i = 0; i < st.config->n_rules; i++) {
+		const struct rule *r = &st.config->rules[i];
 		json_object *x = json_object_new_object(), *ccx;
 		json_object_object_add(x, "name", json_object_new_string(r->name));
 		json_object_object_add(x, "exe", r->exe ? json_object_new_string(r->exe) : NULL);
@@ -306,6 +318,7 @@ static void get_rules(void *userdata, struct control_call *call) {
 		json_object_array_add(rules, x);
 	}
 	json_object_object_add(o, "rules", rules);
+	manager_status_release(&st);
 	call->reply = o;
 }
 
@@ -318,11 +331,17 @@ static void get_version(void *userdata, struct control_call *call) {
 
 /* The same text as metrics_file holds: Prometheus's exposition format. */
 static void get_metrics(void *userdata, struct control_call *call) {
+	struct ccxd_status st;
 	struct metrics x;
 	char *text = NULL;
+	int r;
 
-	metrics_collect(userdata, &x);
-	if (metrics_format(&x, &text) < 0) {
+	if (!status_of(userdata, call, &st))
+		return;
+	metrics_collect(&st, &x);
+	r = metrics_format(&x, &text);
+	manager_status_release(&st);
+	if (r < 0) {
 		control_call_fail(call, CCXD_ERROR_INTERNAL, "out of memory formatting the metrics");
 		return;
 	}
@@ -362,14 +381,14 @@ static bool int_parameter(struct control_call *call, const char *name, long long
 	return true;
 }
 
-static void fail_errno(struct manager *m, struct control_call *call, int r, long long pid, long long ccx) {
+static void fail_errno(const struct topology *t, struct control_call *call, int r, long long pid, long long ccx) {
 	switch (r) {
 	case -ESRCH:
 		control_call_fail(call, CCXD_ERROR_NO_SUCH_PROCESS, "no process %lld", pid);
 		break;
 	case -ENOENT:
 		control_call_fail(call, CCXD_ERROR_NO_SUCH_CCX, "no usable CCX %lld (topology has %u)", ccx,
-				  m->topology->n_ccx);
+				  t->n_ccx);
 		break;
 	case -ENOTCONN:
 		control_call_fail(call, CCXD_ERROR_NOT_PINNED, "process %lld is not placed by ccxd", pid);
@@ -389,36 +408,36 @@ static void fail_errno(struct manager *m, struct control_call *call, int r, long
 	}
 }
 
-static void reply_process(struct manager *m, struct control_call *call, const struct proc *p) {
+static void reply_process(const struct manager *m, struct control_call *call, const struct placement *p) {
 	call->reply = json_object_new_object();
-	json_object_object_add(call->reply, "process", proc_json(m, p));
+	json_object_object_add(call->reply, "process", proc_json(manager_topology(m), p));
 }
 
 static void pin(void *userdata, struct control_call *call) {
 	struct manager *m = userdata;
 	long long pid, ccx;
-	struct proc *p;
+	struct placement *p;
 	int r;
 
 	if (!int_parameter(call, "pid", 1, INT_MAX, &pid) || !int_parameter(call, "ccx", 0, CPU_SETSIZE - 1, &ccx))
 		return;
 	r = manager_pin(m, (pid_t)pid, (unsigned)ccx, &p);
 	if (r < 0)
-		return fail_errno(m, call, r, pid, ccx);
+		return fail_errno(manager_topology(m), call, r, pid, ccx);
 	reply_process(m, call, p);
 }
 
 static void unpin(void *userdata, struct control_call *call) {
 	struct manager *m = userdata;
 	long long pid;
-	struct proc *p;
+	struct placement *p;
 	int r;
 
 	if (!int_parameter(call, "pid", 1, INT_MAX, &pid))
 		return;
 	r = manager_unpin(m, (pid_t)pid, &p);
 	if (r < 0)
-		return fail_errno(m, call, r, pid, -1);
+		return fail_errno(manager_topology(m), call, r, pid, -1);
 	reply_process(m, call, p);
 }
 
@@ -431,7 +450,7 @@ static void reload(void *userdata, struct control_call *call) {
 	r = manager_reload(m, &errors);
 	if (r < 0) {
 		control_call_fail(call, CCXD_ERROR_CONFIG_INVALID, "%s is not valid; the running configuration stays",
-				  m->config_path);
+				  manager_config_path(m));
 		list = json_object_new_array();
 		for (char **e = errors; e && *e; e++)
 			json_object_array_add(list, json_object_new_string(*e));
@@ -442,7 +461,7 @@ static void reload(void *userdata, struct control_call *call) {
 		return;
 	}
 	call->reply = json_object_new_object();
-	json_object_object_add(call->reply, "rules", json_object_new_int((int)m->config->n_rules));
+	json_object_object_add(call->reply, "rules", json_object_new_int((int)manager_n_rules(m)));
 }
 
 /* A boolean parameter, false when absent. */
@@ -476,19 +495,17 @@ static void probe(void *userdata, struct control_call *call) {
 	if (json_object_object_get_ex(call->parameters, "threads", NULL) &&
 	    !int_parameter(call, "threads", 1, CPU_SETSIZE, &threads))
 		return;
-	if (!m->prober) {
-		control_call_fail(call, CCXD_ERROR_PROBE_FAILED, "the probe could not start with ccxd");
-		return;
-	}
 	probe_options_init(&o, quick ? PROBE_QUICK : PROBE_FULL);
 	o.matrix = matrix;
 	o.threads = (unsigned)threads;
-	r = prober_run(m->prober, &o, call);
-	if (r == -EBUSY)
+	r = manager_probe(m, &o, call);
+	if (r == -ENODEV)
+		control_call_fail(call, CCXD_ERROR_PROBE_FAILED, "the probe could not start with ccxd");
+	else if (r == -EBUSY)
 		control_call_fail(call, CCXD_ERROR_PROBE_RUNNING, "a probe is running already (see ccxctl status)");
 	else if (r == -ENXIO)
 		control_call_fail(call, CCXD_ERROR_PROBE_FAILED, "topology %s has CPUs this machine lacks: nothing to measure",
-				  m->topology->source);
+				  manager_topology(m)->source);
 	else if (r < 0)
 		control_call_fail(call, CCXD_ERROR_PROBE_FAILED, "the probe could not start: %s", strerror(-r));
 }

@@ -7,13 +7,8 @@
 #include <unistd.h>
 
 #include "atomicfile.h"
-#include "autoplace.h"
-#include "config.h"
 #include "log.h"
-#include "manager.h"
-#include "prober.h"
-#include "proctable.h"
-#include "watcher.h"
+#include "status.h"
 
 /* ---- the text --------------------------------------------------------- */
 
@@ -155,58 +150,50 @@ static void count_state(struct metrics_count *counts, size_t n, const char *stat
 		}
 }
 
-static const char *proc_state_name(int s) {
-	return proc_state_to_string((enum proc_state)s);
+static const char *process_state_name(int s) {
+	return placement_state_to_string((enum placement_state)s);
 }
 
 static const char *group_state_name(int s) {
-	return autoplace_state_to_string((enum autoplace_state)s);
+	return experiment_state_to_string((enum experiment_state)s);
 }
 
-void metrics_collect(const struct manager *m, struct metrics *ret) {
-	struct watcher_stats ws = m->watcher ? watcher_stats(m->watcher) : (struct watcher_stats) { 0 };
-	struct proc **list;
-	size_t n;
+void metrics_collect(const struct ccxd_status *st, struct metrics *ret) {
+	const struct probe_results *pr = st->probe_results;
 
 	*ret = (struct metrics) {
 		.version = CCXD_VERSION,
-		.mode = config_mode_to_string(m->config->mode),
-		.topology = m->topology->source,
-		.start_time_usec = m->started_usec,
-		.polling = m->polling,
-		.events = ws.events,
-		.event_overflows = ws.lost,
-		.rescans = m->stats.rescans,
-		.pins = m->stats.pins,
-		.restores = m->stats.restores,
-		.pin_failures = m->stats.pin_failures,
-		.reloads = m->stats.reloads,
-		.reload_failures = m->stats.reload_failures,
-		.readopted = m->stats.readopted,
+		.mode = config_mode_to_string(st->config->mode),
+		.topology = st->topology->source,
+		.start_time_usec = st->started_usec,
+		.polling = st->watcher_note != NULL,
+		.events = st->events,
+		.event_overflows = st->lost_events,
+		.rescans = st->rescans,
+		.pins = st->placements.pins,
+		.restores = st->placements.restores,
+		.pin_failures = st->placements.pin_failures,
+		.reloads = st->reloads,
+		.reload_failures = st->reload_failures,
+		.readopted = st->placements.readopted,
 		.log_dropped = log_dropped(),
 	};
-	ret->n_processes = init_states(ret->processes, proc_state_name);
-	list = proctable_list(m->procs, &n);
-	for (size_t i = 0; list && i < n; i++)
-		count_state(ret->processes, ret->n_processes, proc_state_to_string(list[i]->state));
-	free(list);
+	ret->n_processes = init_states(ret->processes, process_state_name);
+	for (size_t i = 0; i < st->n_processes; i++)
+		count_state(ret->processes, ret->n_processes, placement_state_to_string(st->processes[i]->state));
 
-	if (m->autoplace) {
-		struct autoplace_stats st = autoplace_stats(m->autoplace);
-		const struct autoplace_group *groups = autoplace_groups(m->autoplace, &n);
-
+	if (st->have_sampling) {
 		ret->have_sampling = true;
-		ret->sample_cycles = st.cycles;
-		ret->sample_cycle_cpu_usec = st.last_cycle_usec;
-		ret->moves = st.moves;
-		ret->decisions_kept = st.kept;
-		ret->decisions_reverted = st.reverted;
+		ret->sample_cycles = st->sampling.cycles;
+		ret->sample_cycle_cpu_usec = st->sampling.last_cycle_usec;
+		ret->moves = st->sampling.moves;
+		ret->decisions_kept = st->sampling.kept;
+		ret->decisions_reverted = st->sampling.reverted;
 		ret->n_groups = init_states(ret->groups, group_state_name);
-		for (size_t i = 0; groups && i < n; i++)
-			count_state(ret->groups, ret->n_groups, autoplace_state_to_string(groups[i].state));
+		for (size_t i = 0; i < st->n_groups; i++)
+			count_state(ret->groups, ret->n_groups, experiment_state_to_string(st->groups[i].x.state));
 	}
 
-	const struct probe_results *pr = m->prober ? prober_results(m->prober) : NULL;
 	for (size_t i = 0; pr && i < pr->n_relations && ret->n_relations < sizeof(ret->relations) / sizeof(ret->relations[0]); i++) {
 		const struct probe_relation_result *rr = &pr->relations[i];
 		if (rr->pipe_gib_s.n == 0 && rr->latency_ns.n == 0)
@@ -223,23 +210,4 @@ void metrics_collect(const struct manager *m, struct metrics *ret) {
 
 int metrics_write_file(const char *path, const char *text) {
 	return atomicfile_write(path, text, 0644, false);
-}
-
-void metrics_update_file(struct manager *m) {
-	struct metrics x;
-	char *text = NULL;
-	int r;
-
-	if (!m->config->metrics_file)
-		return;
-	metrics_collect(m, &x);
-	r = metrics_format(&x, &text);
-	if (r >= 0)
-		r = metrics_write_file(m->config->metrics_file, text);
-	free(text);
-	if (r < 0 && r != m->metrics_file_error)
-		log_warning_errno(r, "Failed to write %s, trying again every interval: %m", m->config->metrics_file);
-	else if (r >= 0 && m->metrics_file_error < 0)
-		log_info("Writing %s again", m->config->metrics_file);
-	m->metrics_file_error = r < 0 ? r : 0;
 }

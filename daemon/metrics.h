@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct manager;
+struct ccxd_status;
 
 #define METRICS_STATES_MAX 16
 
@@ -55,14 +55,12 @@ struct metrics {
 /* The text for x, malloc'd into *ret. Returns 0 or -ENOMEM. */
 int metrics_format(const struct metrics *x, char **ret);
 
-/* The running daemon's figures. Strings point into m: valid until it changes. */
-void metrics_collect(const struct manager *m, struct metrics *ret);
+/* The running daemon's figures, from its status view. Strings point into
+ * it: valid while it is. */
+void metrics_collect(const struct ccxd_status *st, struct metrics *ret);
 
 /* Replaces path with text atomically: a temporary file in the same directory,
  * renamed over it, so that a reader never sees half a file. Mode 0644, for
  * node_exporter's user. Returns 0 or -errno. */
 int metrics_write_file(const char *path, const char *text);
 
-/* Writes the metrics to the configured metrics_file, if any. A failure is
- * logged when it first happens and when it clears, not every interval. */
-void metrics_update_file(struct manager *m);

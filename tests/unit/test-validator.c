@@ -1,7 +1,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "autoplace.h"
+#include "experiment.h"
 #include "validator.h"
 
 static void medians(void) {
@@ -95,9 +95,9 @@ static void ties_count_half(void) {
 	CHECK_INT(validator_judge(before, 3, after, 3, 0.05, NULL), VALIDATOR_REVERT);
 }
 
-static struct autoplace_trial trial(enum seating seating, const double *before, size_t n_before, const double *after,
+static struct experiment_trial trial(enum seating seating, const double *before, size_t n_before, const double *after,
 				    size_t n_after) {
-	struct autoplace_trial t = { .seating = seating, .n_after = n_after };
+	struct experiment_trial t = { .seating = seating, .n_after = n_after };
 
 	memcpy(t.after, after, n_after * sizeof(*after));
 	t.beat = validator_judge(before, n_before, after, n_after, 0.05, &t.evidence) == VALIDATOR_KEEP;
@@ -109,10 +109,10 @@ static struct autoplace_trial trial(enum seating seating, const double *before, 
  * faster than before, but keeping it rules out the other. */
 static void a_seating_as_fast_as_before_guards_against_a_slower_one(void) {
 	double before[] = { 270, 275, 268 }, apart[] = { 20, 19, 21 }, shared[] = { 290, 262, 295 };
-	struct autoplace_trial t[2] = { trial(SEATING_CORES, before, 3, apart, 3), trial(SEATING_SHARED, before, 3, shared, 3) };
+	struct experiment_trial t[2] = { trial(SEATING_CORES, before, 3, apart, 3), trial(SEATING_SHARED, before, 3, shared, 3) };
 
 	CHECK(!t[0].beat && !t[1].beat);
-	CHECK_INT(autoplace_guard(t, 2, before, 3, 0.05), 1);
+	CHECK_INT(experiment_guard(t, 2, before, 3, 0.05), 1);
 }
 
 /* The same pair another time: shared-cpu's median is 5 % below the rate
@@ -121,38 +121,38 @@ static void a_seating_as_fast_as_before_guards_against_a_slower_one(void) {
 static void a_seating_slower_only_within_the_noise_guards_too(void) {
 	double before[] = { 394, 380, 400 }, apart[] = { 34, 35, 33 }, shared[] = { 373, 395, 360 },
 	       below[] = { 373, 371, 372 };
-	struct autoplace_trial t[2] = { trial(SEATING_CORES, before, 3, apart, 3), trial(SEATING_SHARED, before, 3, shared, 3) };
-	struct autoplace_trial clear[2] = { trial(SEATING_CORES, before, 3, apart, 3),
+	struct experiment_trial t[2] = { trial(SEATING_CORES, before, 3, apart, 3), trial(SEATING_SHARED, before, 3, shared, 3) };
+	struct experiment_trial clear[2] = { trial(SEATING_CORES, before, 3, apart, 3),
 					    trial(SEATING_SHARED, before, 3, below, 3) };
 
 	CHECK(t[1].evidence.gain < -0.05);
-	CHECK_INT(autoplace_guard(t, 2, before, 3, 0.05), 1);
-	CHECK_INT(autoplace_guard(clear, 2, before, 3, 0.05), -1);
+	CHECK_INT(experiment_guard(t, 2, before, 3, 0.05), 1);
+	CHECK_INT(experiment_guard(clear, 2, before, 3, 0.05), -1);
 }
 
 /* Two busy processes: twice as fast apart. */
 static void apart_is_kept_against_sharing_one_cpu(void) {
 	double before[] = { 100, 98, 102 }, shared[] = { 50, 51, 49 }, cores[] = { 101, 99, 103 };
-	struct autoplace_trial t[2] = { trial(SEATING_SHARED, before, 3, shared, 3), trial(SEATING_CORES, before, 3, cores, 3) };
+	struct experiment_trial t[2] = { trial(SEATING_SHARED, before, 3, shared, 3), trial(SEATING_CORES, before, 3, cores, 3) };
 
-	CHECK_INT(autoplace_guard(t, 2, before, 3, 0.05), 1);
+	CHECK_INT(experiment_guard(t, 2, before, 3, 0.05), 1);
 }
 
 static void no_guard_without_a_clearly_slower_seating(void) {
 	double before[] = { 100, 98, 102 }, a[] = { 99, 101, 100 }, b[] = { 100, 97, 102 }, noisy[] = { 60, 110, 90 },
 	       slow[] = { 80, 81, 79 }, slower[] = { 50, 51, 49 };
-	struct autoplace_trial same[2] = { trial(SEATING_SHARED, before, 3, a, 3), trial(SEATING_CORES, before, 3, b, 3) };
-	struct autoplace_trial overlap[2] = { trial(SEATING_SHARED, before, 3, noisy, 3),
+	struct experiment_trial same[2] = { trial(SEATING_SHARED, before, 3, a, 3), trial(SEATING_CORES, before, 3, b, 3) };
+	struct experiment_trial overlap[2] = { trial(SEATING_SHARED, before, 3, noisy, 3),
 					      trial(SEATING_CORES, before, 3, b, 3) };
-	struct autoplace_trial both_slower[2] = { trial(SEATING_SHARED, before, 3, slow, 3),
+	struct experiment_trial both_slower[2] = { trial(SEATING_SHARED, before, 3, slow, 3),
 						  trial(SEATING_CORES, before, 3, slower, 3) };
 
-	CHECK_INT(autoplace_guard(same, 2, before, 3, 0.05), -1);
-	CHECK_INT(autoplace_guard(overlap, 2, before, 3, 0.05), -1);
+	CHECK_INT(experiment_guard(same, 2, before, 3, 0.05), -1);
+	CHECK_INT(experiment_guard(overlap, 2, before, 3, 0.05), -1);
 	/* The best ran slower than before: keeping it would be a loss. */
-	CHECK_INT(autoplace_guard(both_slower, 2, before, 3, 0.05), -1);
+	CHECK_INT(experiment_guard(both_slower, 2, before, 3, 0.05), -1);
 	/* One seating alone has nothing to guard against. */
-	CHECK_INT(autoplace_guard(same, 1, before, 3, 0.05), -1);
+	CHECK_INT(experiment_guard(same, 1, before, 3, 0.05), -1);
 }
 
 TEST_MAIN(T(a_seating_as_fast_as_before_guards_against_a_slower_one),

@@ -1,0 +1,160 @@
+/* Every process whose affinity ccxd changed or decided about, whoever
+ * asked: a rule, a hand (ccxctl pin), the automatic policy. The one owner
+ * of affinities and the only caller of the actuator: policies decide, and
+ * this module carries the decision out, keeps what each process had before
+ * (its original), follows children that inherit a placement, and keeps
+ * the originals owed in the runtime directory's ledger, so that a ccxd
+ * restarted after a crash gives them back.
+ *
+ * A process is named by its pid and start time: each entry holds a pidfd
+ * that names that very process, and that tells when it exits (the entry
+ * goes then). */
+#pragma once
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "ledger.h"
+#include "procfs.h"
+
+enum placement_owner {
+	PLACEMENT_RULE,           /* a rule decided it (rule names which) */
+	PLACEMENT_HAND,           /* ccxctl pin */
+	PLACEMENT_AUTO,           /* a member of a group of the automatic policy */
+};
+
+enum placement_state {
+	PLACEMENT_PINNED,         /* ccxd set its affinity */
+	PLACEMENT_DRY_RUN,        /* ccxd would set it (mode = dry-run) */
+	PLACEMENT_SKIPPED,        /* a rule matched but ccxd left it alone: see reason */
+	PLACEMENT_IGNORED,        /* its rule says policy = ignore */
+	PLACEMENT_RELEASED,       /* unpinned by hand; left alone until it execs again */
+};
+
+struct placement {
+	pid_t pid;
+	uint64_t start_time;      /* clock ticks after boot, from /proc/PID/stat */
+	char comm[PROCFS_COMM_MAX];
+	enum placement_owner owner;
+	enum placement_state state;
+	char *rule;               /* PLACEMENT_RULE: the rule's name */
+	bool have_original;
+	cpu_set_t original;       /* affinity before ccxd first touched it */
+	cpu_set_t cpus;           /* affinity ccxd gave it (or would give it) */
+	pid_t inherited_from;     /* the parent it inherited its placement from, 0 if none */
+	cpu_set_t *spread;        /* policy = spread: the CPU sets its threads take in turn */
+	size_t n_spread;
+	unsigned spread_next;     /* which set the next thread takes */
+	pid_t *spread_placed;     /* the threads given a set, sorted: not all below the highest
+				   * one, as tids start again from low after kernel.pid_max */
+	size_t n_spread_placed;
+	char reason[160];
+	int pidfd;                /* names this very process */
+	sd_event_source *exit_watch;
+};
+
+struct placements_stats {
+	uint64_t pins;            /* affinities set */
+	uint64_t restores;        /* original affinities put back */
+	uint64_t pin_failures;
+	uint64_t readopted;       /* processes taken back after a restart */
+};
+
+struct placements;
+
+/* The ledger goes to runtime_dir (NULL: nowhere, for tests). */
+int placements_new(sd_event *event, const char *root, const char *runtime_dir, struct placements **ret);
+void placements_free(struct placements *pl);
+
+struct placement *placements_get(const struct placements *pl, pid_t pid);
+size_t placements_count(const struct placements *pl);
+/* The entry after p, in no particular order (p NULL: the first), or NULL.
+ * Get the next one before removing p. */
+struct placement *placements_next(const struct placements *pl, const struct placement *p);
+
+/* Every entry's pid, into a malloc'd array (NULL when out of memory): to
+ * act on each while entries come and go. */
+pid_t *placements_pids(const struct placements *pl, size_t *n);
+
+/* The entry for st's process, made on first sight (state SKIPPED, owner
+ * RULE, no original): one of an earlier process with the same pid goes.
+ * NULL when the process is gone already, or out of memory. */
+struct placement *placements_track(struct placements *pl, const struct procfs_stat *st);
+/* Forgets pid, without touching its affinity: it is gone, or not ccxd's. */
+void placements_remove(struct placements *pl, pid_t pid);
+
+/* p becomes owner's. Its original is what it has now, or what an earlier
+ * owner kept. -EPERM when that is narrower than allowed and not force:
+ * somebody else chose it by hand (nothing is changed then); -ESRCH when it
+ * is gone. */
+int placements_claim(struct placements *pl, struct placement *p, enum placement_owner owner, const char *rule,
+		     const cpu_set_t *allowed, bool force);
+
+/* Sets p's affinity to cpus (with p->spread, the sets thread by thread) and
+ * marks it pinned. -ESRCH: gone (the caller removes it); other -errno:
+ * refused, logged. */
+int placements_pin(struct placements *pl, struct placement *p, const cpu_set_t *cpus);
+
+/* Puts back p's original, when ccxd pinned it, and forgets its spread sets;
+ * the caller says what p is now (or removes it). -ESRCH: gone. */
+int placements_give_back(struct placements *pl, struct placement *p);
+
+int placement_set_rule(struct placement *p, const char *rule);
+/* Takes ownership of sets (NULL, 0: not spread). */
+void placement_set_spread(struct placement *p, cpu_set_t *sets, size_t n);
+void placement_set_reason(struct placement *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- children ---------------------------------------------------------- */
+
+/* st's process carries parent's placement (a rule's or a hand's): it is
+ * ccxd's too, with the same original to go back to. */
+struct placement *placements_inherit(struct placements *pl, const struct procfs_stat *st,
+				     const struct placement *parent);
+/* A process no rule matches, with a pinned parent: adopted when it carries
+ * the parent's placement, or its original (forked before the pin landed:
+ * the placement is set now). Any other mask was chosen by somebody else.
+ * Returns whether it was adopted. */
+bool placements_adopt_if_inherited(struct placements *pl, const struct procfs_stat *st);
+/* Every child of a pinned process that inherited its placement while no
+ * event told of it, grandchildren included. */
+void placements_adopt_children(struct placements *pl);
+/* A child that a seated member of a group forked carries a seat chosen
+ * for the member: unless it is ccxd's itself or in a group (in_group), it
+ * gets the member's original back, and so do its own children that
+ * inherited the same seat. */
+void placements_return_inherited(struct placements *pl, bool (*in_group)(void *userdata, pid_t pid),
+				 void *userdata);
+
+/* ---- policy = spread --------------------------------------------------- */
+
+/* A thread just made: the next set, unless it was given one already. */
+void placements_spread_thread(struct placements *pl, struct placement *p, pid_t tid);
+/* Threads made while no event told of them take their turn now. */
+void placements_spread_catch_up(struct placements *pl, struct placement *p);
+
+/* ---- the ledger -------------------------------------------------------- */
+
+/* The originals owed are written to the ledger once the current event is
+ * handled, or at most every 100 ms. Called by every change here; and by
+ * the manager after a burst of exits. */
+void placements_owe_changed(struct placements *pl);
+/* Writes it now (at exit): what is still owed stays for the next start;
+ * with nothing owed the file goes. */
+int placements_sync_ledger(struct placements *pl);
+
+/* For each process a killed ccxd left placed and that still runs as it was
+ * left: NULL to take it back as it was (a rule's or a hand's), or why it
+ * gets its original back instead. */
+typedef const char *(*placements_keep_fn)(void *userdata, const struct ledger_entry *e);
+/* Takes back what the ledger names; *decide (n_decide) gets the rules'
+ * processes, to decide again under the rules as they are now. */
+int placements_readopt(struct placements *pl, placements_keep_fn keep, void *userdata, pid_t **decide,
+		       size_t *n_decide);
+
+struct placements_stats placements_stats(const struct placements *pl);
+
+const char *placement_state_to_string(enum placement_state s);
