@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "config-parse.h"
 #include "groups.h"
 #include "validator.h"
 
@@ -16,8 +17,7 @@
 
 #define USEC_PER_MSEC  UINT64_C(1000)
 #define USEC_PER_SEC   UINT64_C(1000000)
-#define USEC_PER_MIN   (60 * USEC_PER_SEC)
-#define USEC_PER_HOUR  (60 * USEC_PER_MIN)
+#define USEC_PER_HOUR  (3600 * USEC_PER_SEC)
 
 #define INTERVAL_MIN   (10 * USEC_PER_MSEC)
 #define INTERVAL_MAX   USEC_PER_HOUR
@@ -25,9 +25,6 @@
 /* A config is a few KiB. The cap keeps a wrong path (a log, /dev/zero) from
  * taking all memory before it is rejected. */
 #define CONFIG_MAX_SIZE (16u << 20)
-
-/* Matches CPU_SETSIZE: no machine ccxd can pin on has more CCXs than CPUs. */
-#define CCX_INDEX_MAX  1024
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -50,118 +47,6 @@ static const char *const bpf_names[] = {
 
 const char *config_bpf_to_string(enum sampler_reading r) {
 	return (unsigned)r < ELEMENTSOF(bpf_names) ? bpf_names[r] : NULL;
-}
-
-/* ---- value parsers ---- */
-
-/* Reads one or more digits. Overflow is remembered rather than returned at
- * once, so that "99999999999999999999x" is reported as malformed (-EINVAL)
- * and only a well-formed number that is too big as -ERANGE. */
-static int parse_digits(const char **p, uint64_t *ret, bool *overflow) {
-	const char *s = *p;
-	uint64_t v = 0;
-
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*s); s++) {
-		if (__builtin_mul_overflow(v, 10, &v) ||
-		    __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v))
-			*overflow = true;
-	}
-	*p = s;
-	*ret = v;
-	return 0;
-}
-
-int config_parse_duration(const char *s, uint64_t *usec) {
-	static const struct {
-		const char *suffix;
-		uint64_t usec;
-	} units[] = {
-		{ "", USEC_PER_SEC },
-		{ "us", 1 },
-		{ "ms", USEC_PER_MSEC },
-		{ "s", USEC_PER_SEC },
-		{ "m", USEC_PER_MIN },
-		{ "h", USEC_PER_HOUR },
-	};
-	uint64_t whole, frac = 0, frac_div = 1, mult = 0, v;
-	bool overflow = false, found = false;
-
-	if (parse_digits(&s, &whole, &overflow) < 0)
-		return -EINVAL;
-	if (*s == '.') {
-		s++;
-		if (!isdigit((unsigned char)*s))
-			return -EINVAL;
-		/* Nine digits are finer than any unit's microseconds; the rest
-		 * is checked but cannot change the result. */
-		for (; isdigit((unsigned char)*s); s++) {
-			if (frac_div < UINT64_C(1000000000)) {
-				frac = frac * 10 + (uint64_t)(*s - '0');
-				frac_div *= 10;
-			}
-		}
-	}
-	for (size_t i = 0; i < ELEMENTSOF(units); i++)
-		if (strcmp(s, units[i].suffix) == 0) {
-			mult = units[i].usec;
-			found = true;
-			break;
-		}
-	if (!found)
-		return -EINVAL;
-	/* frac < 10^9 and mult <= 3.6 * 10^9: the product fits in 64 bits. */
-	if (overflow || __builtin_mul_overflow(whole, mult, &v) ||
-	    __builtin_add_overflow(v, frac * mult / frac_div, &v))
-		return -ERANGE;
-	*usec = v;
-	return 0;
-}
-
-int config_parse_size(const char *s, uint64_t *bytes) {
-	static const char prefixes[] = "KMGTPE";
-	uint64_t v;
-	unsigned shift = 0;
-	bool overflow = false;
-	const char *p;
-
-	if (parse_digits(&s, &v, &overflow) < 0)
-		return -EINVAL;
-	if (*s && (p = strchr(prefixes, *s))) {
-		shift = 10 * (unsigned)(p - prefixes + 1);
-		s++;
-		if (*s == 'i' && s[1] == 'B')
-			s += 2;
-		else if (*s == 'B')
-			s++;
-	} else if (*s == 'B')
-		s++;
-	if (strcmp(s, "/s") == 0)
-		s += 2;
-	if (*s)
-		return -EINVAL;
-	if (overflow || (shift && v > (UINT64_MAX >> shift)))
-		return -ERANGE;
-	*bytes = v << shift;
-	return 0;
-}
-
-int config_parse_bool(const char *s, bool *b) {
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
-
-	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-		if (strcmp(s, yes[i]) == 0) {
-			*b = true;
-			return 0;
-		}
-		if (strcmp(s, no[i]) == 0) {
-			*b = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
 }
 
 /* ---- the parser ---- */
@@ -496,29 +381,9 @@ static void set_cmdline(struct parser *p, const char *key, const char *value) {
 	parse_glob_key(p, key, value, &current_rule(p)->cmdline);
 }
 
-/* One item of a ccx list: 0 and *ret, -EINVAL for anything but digits,
- * -ERANGE for an index >= CCX_INDEX_MAX. */
-static int parse_ccx_index(const char *s, size_t len, unsigned *ret) {
-	uint64_t v;
-	bool overflow = false;
-
-	if (len == 0)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++)
-		if (!isdigit((unsigned char)s[i]))
-			return -EINVAL;
-	/* digits only up to len, so parse_digits() stops exactly there */
-	if (parse_digits(&s, &v, &overflow) < 0)
-		return -EINVAL;
-	if (overflow || v >= CCX_INDEX_MAX)
-		return -ERANGE;
-	*ret = (unsigned)v;
-	return 0;
-}
-
 static void set_ccx(struct parser *p, const char *key, const char *value) {
 	struct rule *rule = current_rule(p);
-	unsigned char used[CCX_INDEX_MAX] = { 0 };
+	unsigned char used[CONFIG_PARSE_CCX_MAX] = { 0 };
 	unsigned *list;
 	size_t n = 1, count = 0;
 	const char *s = value;
@@ -548,10 +413,10 @@ static void set_ccx(struct parser *p, const char *key, const char *value) {
 			s++, len--;
 		while (len > 0 && isblank((unsigned char)s[len - 1]))
 			len--;
-		r = parse_ccx_index(s, len, &idx);
+		r = config_parse_ccx_index(s, len, &idx);
 		if (r == -ERANGE) {
 			parser_error(p, p->line, "%s index %.*s out of range (0..%d)",
-				     key, (int)len, s, CCX_INDEX_MAX - 1);
+				     key, (int)len, s, CONFIG_PARSE_CCX_MAX - 1);
 			goto fail;
 		}
 		if (r < 0) {
