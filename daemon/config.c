@@ -72,10 +72,11 @@ struct parser {
 	struct config *config;
 	size_t rules_alloc;
 
-	const char *buf;
+	const char *buf;          /* the whole file */
 	size_t size, pos;
 	unsigned line;            /* the line last handed to inih */
-	bool expect_handler;      /* that line is a key = value inih has not handed back yet */
+	const char *key_line;     /* that line as handed, when it is a key = value line */
+	bool expect_handler;      /* ... for which inih has not called the handler yet */
 
 	enum section section;
 	unsigned seen[SECTION_KEYS_MAX]; /* line of each key of this section, 0 = not yet */
@@ -532,14 +533,29 @@ static void apply_key(struct parser *p, const struct key *keys, size_t n_keys,
 		     key, section, name, expected);
 }
 
-/* inih's section argument is not used: inih cuts section names at 49 bytes
- * and never calls the handler for a section without keys, so the reader
- * tracks sections itself (begin_section()). */
+#define SYNTAX_ERROR "syntax error (expected 'key = value', '[section]' or a comment)"
+
+/* inih's handler. Its section argument is not used: read_line() takes the
+ * section headers itself. */
 static int handle_key(void *user, const char *section, const char *key, const char *value) {
 	struct parser *p = user;
+	const char *sep = p->key_line + strlen(key);
 
 	(void)section;
 	p->expect_handler = false;
+	/* inih also splits at ':' (key: value, for Python's configparser);
+	 * ccxd's format has only '='. The key starts the line, so white space
+	 * and then what inih split at follow it there. */
+	while (isspace((unsigned char)*sep))
+		sep++;
+	if (*sep != '=') {
+		parser_error(p, p->line, SYNTAX_ERROR);
+		return 1;
+	}
+	if (!key[0]) {
+		parser_error(p, p->line, "missing key before '='");
+		return 1;
+	}
 	switch (p->section) {
 	case SECTION_NONE:
 		parser_error(p, p->line, "key '%s' outside a section (expected [daemon] or [program:NAME] above it)", key);
@@ -624,149 +640,105 @@ static void strip_blanks(char *s) {
 		s[--len] = '\0';
 }
 
-/* The first ';' that follows white space starts a comment, as in inih: a
- * ';' inside a value ("a;b") stays. With stop, also the first of those
- * characters. Returns a pointer to the end of the string when none. */
-static char *find_or_comment(char *s, const char *stop) {
+/* A "[name]" line, nul-terminated and trimmed. Taken here rather than by
+ * inih, which cuts names at 49 bytes, says nothing of a section without keys
+ * and ignores any text after the ']'. */
+static void read_section_header(struct parser *p, char *s) {
+	char *name = s + 1, *end, *rest;
 	bool after_space = false;
 
-	for (; *s; s++) {
-		if (stop && strchr(stop, *s))
-			return s;
-		if (after_space && *s == ';')
-			return s;
-		after_space = isspace((unsigned char)*s);
-	}
-	return s;
-}
-
-/* Rewrites line (nul-terminated, already within inih's buffer) in place
- * into what inih should see: "" for blank lines, comments and errors,
- * "[name]" for a section header, "key=value" with the comment cut. */
-static void classify_line(struct parser *p, char *line) {
-	char *s = skip_blanks(line), *end;
-
-	strip_blanks(s);
-	if (!*s || *s == ';' || *s == '#') {
-		line[0] = '\0';
-		return;
-	}
-
-	if (*s == '[') {
-		char *name, *rest;
-
-		end = find_or_comment(s + 1, "]");
-		if (*end != ']') {
-			parser_error(p, p->line, "missing ']' in section header");
-			/* Its keys would otherwise land in the section before. */
-			p->section = SECTION_UNKNOWN;
-			line[0] = '\0';
-			return;
-		}
-		*end = '\0';
-		name = skip_blanks(s + 1);
-		strip_blanks(name);
-		rest = skip_blanks(end + 1);
-		if (*rest && *rest != ';' && *rest != '#') {
-			parser_error(p, p->line, "unexpected '%s' after section header [%s]", rest, name);
-			p->section = SECTION_UNKNOWN;
-			line[0] = '\0';
-			return;
-		}
-		begin_section(p, name);
-		memmove(line + 1, name, strlen(name) + 1);
-		line[0] = '[';
-		strcat(line, "]");
-		return;
-	}
-
-	/* inih would also split at ':' (key: value, for Python's
-	 * configparser); ccxd's format has only '='. */
-	end = find_or_comment(s, "=:");
-	if (*end != '=') {
-		parser_error(p, p->line, "syntax error (expected 'key = value', '[section]' or a comment)");
-		line[0] = '\0';
+	/* A ';' after white space starts a comment, as it does for inih. */
+	for (end = name; *end && *end != ']' && !(after_space && *end == ';'); end++)
+		after_space = isspace((unsigned char)*end);
+	if (*end != ']') {
+		parser_error(p, p->line, "missing ']' in section header");
+		/* Its keys would otherwise land in the section before. */
+		p->section = SECTION_UNKNOWN;
 		return;
 	}
 	*end = '\0';
-	strip_blanks(s);
-	if (!*s) {
-		parser_error(p, p->line, "missing key before '='");
-		line[0] = '\0';
+	name = skip_blanks(name);
+	strip_blanks(name);
+	rest = skip_blanks(end + 1);
+	if (*rest && *rest != ';' && *rest != '#') {
+		parser_error(p, p->line, "unexpected '%s' after section header [%s]", rest, name);
+		p->section = SECTION_UNKNOWN;
 		return;
 	}
-	/* From just after '=', so that "key = ; note" is an empty value. */
-	*find_or_comment(end + 1, NULL) = '\0';
-	char *value = skip_blanks(end + 1);
-	strip_blanks(value);
-	size_t klen = strlen(s), vlen = strlen(value);
-	memmove(line, s, klen);
-	line[klen] = '=';
-	memmove(line + klen + 1, value, vlen + 1);
-	p->expect_handler = true;
+	begin_section(p, name);
 }
 
-static bool is_comment(const char *s, size_t len) {
-	size_t i = 0;
+/* Takes the next line of the file, without its '\n', a '\r' before that and,
+ * on the first line, a UTF-8 BOM. Returns false at the end of the file. */
+static bool next_line(struct parser *p, const char **ret, size_t *ret_len) {
+	const char *s = p->buf + p->pos, *nl;
+	size_t len;
 
-	while (i < len && isspace((unsigned char)s[i]))
-		i++;
-	return i < len && (s[i] == ';' || s[i] == '#');
-}
-
-/* inih's reader callback. It hands inih one line per call, so that p->line
- * is the line the handler's key comes from (Debian's inih does not pass line
- * numbers), and does the lexing itself, because inih on its own:
- * - stops a long line at its buffer size and parses the rest as new lines;
- * - takes an indented line as the continuation of the previous value;
- * - reports only the first syntax error;
- * - stops at a NUL byte without a word.
- * In ccxd's format indentation means nothing and every other case is an
- * error with its line. What inih gets is a canonical line it cannot
- * misread, whatever options it was built with. */
-static char *read_line(char *buf, int size, void *stream) {
-	struct parser *p = stream;
-	const char *s, *nl;
-	size_t len, max;
-
-	/* A key = value line inih rejected without calling the handler. */
-	if (p->expect_handler) {
-		parser_error(p, p->line, "syntax error");
-		p->expect_handler = false;
-	}
-	if (p->pos >= p->size || p->oom || size < 2)
-		return NULL;
-
-	s = p->buf + p->pos;
+	if (p->pos >= p->size)
+		return false;
 	nl = memchr(s, '\n', p->size - p->pos);
 	len = nl ? (size_t)(nl - s) : p->size - p->pos;
 	p->pos += len + (nl ? 1 : 0);
 	p->line++;
-
 	if (p->line == 1 && len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
 		s += 3;
 		len -= 3;
 	}
 	if (len > 0 && s[len - 1] == '\r')
 		len--;
+	*ret = s;
+	*ret_len = len;
+	return true;
+}
 
-	/* Room for the line, the '\n' inih expects and the '\0'. */
-	max = (size_t)size - 2;
+/* inih's reader. It hands inih one line per call, so that p->line is the
+ * line of the key the handler gets (Debian's inih is built without
+ * INI_HANDLER_LINENO), and reports what inih cannot:
+ * - a NUL byte, where inih would end the line without a word;
+ * - a line longer than inih's buffer, which inih would parse as several;
+ * - a line inih finds no key = value in: inih returns the line of the first
+ *   only (and calls no handler for any);
+ * - whatever is wrong in a section header (read_section_header()).
+ * Only the lines that should be key = value reach inih, and without their
+ * indentation, which inih would take for the continuation of the value
+ * before them (INI_ALLOW_MULTILINE); every other line reaches it blank. */
+static char *read_line(char *buf, int size, void *stream) {
+	struct parser *p = stream;
+	/* Room for the line, its '\n' and the '\0', as fgets() fills buf. */
+	size_t max = (size_t)size - 2, len, indent = 0;
+	const char *s;
+
+	if (p->expect_handler)
+		parser_error(p, p->line, SYNTAX_ERROR);
+	p->expect_handler = false;
+	if (p->oom || size < 2 || !next_line(p, &s, &len))
+		return NULL;
+
+	strcpy(buf, "\n");
+	while (indent < len && isspace((unsigned char)s[indent]))
+		indent++;
 	if (memchr(s, '\0', len)) {
 		parser_error(p, p->line, "NUL byte in line");
-		len = 0;
-	} else if (len > max) {
-		/* inih never sees a comment's text, so only its own line
-		 * buffer limits it, not a line that is one. */
-		if (!is_comment(s, len))
-			parser_error(p, p->line, "line too long (%zu bytes, at most %zu)", len, max);
-		len = 0;
+		return buf;
 	}
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	classify_line(p, buf);
-	strcat(buf, "\n");
-	return buf;
+	/* Blank, or a comment, which may be of any length. */
+	if (indent == len || s[indent] == ';' || s[indent] == '#')
+		return buf;
+	if (len > max) {
+		parser_error(p, p->line, "line too long (%zu bytes, at most %zu)", len, max);
+		return buf;
+	}
+
+	memcpy(buf, s + indent, len - indent);
+	buf[len - indent] = '\0';
+	strip_blanks(buf);
+	if (buf[0] == '[') {
+		read_section_header(p, buf);
+		return strcpy(buf, "\n");
+	}
+	p->key_line = s + indent;
+	p->expect_handler = true;
+	return strcat(buf, "\n");
 }
 
 static int read_file(const char *path, char **ret, size_t *ret_size) {
@@ -919,19 +891,12 @@ int config_load(const char *path, struct config **ret, char ***errors) {
 	}
 
 	r = ini_parse_stream(read_line, &p, handle_key, &p);
-	if (p.expect_handler)
-		parser_error(&p, p.line, "syntax error");
-	/* After read_line()'s own checks inih should find nothing more; a line
-	 * it rejects anyway must not pass as valid. */
-	if (r > 0) {
-		bool known = false;
-
-		for (size_t i = 0; i < p.n_errors; i++)
-			known = known || p.errors[i].line == (unsigned)r;
-		if (!known)
-			parser_error(&p, (unsigned)r, "syntax error");
-	} else if (r < 0)
+	if (r < 0)
 		p.oom = true;
+	/* The line inih rejects is one read_line() reported; but should inih
+	 * stop there (INI_STOP_ON_FIRST_ERROR), the file is still no good. */
+	else if (r > 0 && p.n_errors == 0)
+		parser_error(&p, (unsigned)r, SYNTAX_ERROR);
 
 	check_duplicate_programs(&p);
 
