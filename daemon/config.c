@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "config-parse.h"
+#include "config-keys.h"
 #include "groups.h"
 #include "validator.h"
 
@@ -12,15 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#define USEC_PER_MSEC  UINT64_C(1000)
 #define USEC_PER_SEC   UINT64_C(1000000)
-#define USEC_PER_HOUR  (3600 * USEC_PER_SEC)
-
-#define INTERVAL_MIN   (10 * USEC_PER_MSEC)
-#define INTERVAL_MAX   USEC_PER_HOUR
 
 /* A config is a few KiB. The cap keeps a wrong path (a log, /dev/zero) from
  * taking all memory before it is rejected. */
@@ -64,9 +58,6 @@ struct config_error {
 	char *text;
 };
 
-/* Enough for the largest key table; see the static asserts below. */
-#define SECTION_KEYS_MAX 16
-
 struct parser {
 	const char *path;
 	struct config *config;
@@ -79,7 +70,7 @@ struct parser {
 	bool expect_handler;      /* ... for which inih has not called the handler yet */
 
 	enum section section;
-	unsigned seen[SECTION_KEYS_MAX]; /* line of each key of this section, 0 = not yet */
+	unsigned seen[CONFIG_KEYS_MAX]; /* line of each key of this section, 0 = not yet */
 	unsigned daemon_line;     /* of the first [daemon], 0 = none yet */
 
 	struct config_error *errors;
@@ -130,407 +121,28 @@ static void parser_error(struct parser *p, unsigned line, const char *fmt, ...) 
 	p->n_errors++;
 }
 
-static struct rule *current_rule(struct parser *p) {
-	return &p->config->rules[p->config->n_rules - 1];
-}
+/* Sets key in section s, [SECTION NAME] in messages, or reports why not. */
+static void apply_key(struct parser *p, enum config_keys_section s, const char *section, const char *name,
+		      const char *key, const char *value) {
+	char expected[160], *error = NULL;
+	int i = config_keys_find(s, key), r;
 
-static void set_string(struct parser *p, char **field, const char *value) {
-	char *s = strdup(value);
-
-	if (!s) {
+	if (i < 0) {
+		config_keys_list(s, expected, sizeof(expected));
+		parser_error(p, p->line, "unknown key '%s' in [%s%s] (expected %s)", key, section, name, expected);
+		return;
+	}
+	if (p->seen[i]) {
+		parser_error(p, p->line, "duplicate key '%s' (first at line %u)", key, p->seen[i]);
+		return;
+	}
+	p->seen[i] = p->line;
+	r = config_keys_set(s, i, p->config, p->line, value, &error);
+	if (r == -EINVAL)
+		parser_error(p, p->line, "%s", error);
+	else if (r < 0)
 		p->oom = true;
-		return;
-	}
-	free(*field);
-	*field = s;
-}
-
-/* Joins the names that name(0), name(1), ... return into "a, b or c". */
-static void join_names(const char *(*name)(int), char *buf, size_t size) {
-	size_t len = 0, n = 0;
-
-	while (name((int)n))
-		n++;
-	buf[0] = '\0';
-	for (size_t i = 0; i < n && len < size; i++) {
-		const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
-		int r = snprintf(buf + len, size - len, "%s%s", sep, name((int)i));
-
-		if (r < 0)
-			break;
-		len += (size_t)r;
-	}
-}
-
-/* Returns the index whose name(index) is value, or -1 after reporting it. */
-static int parse_enum(struct parser *p, const char *key, const char *value,
-		      const char *(*name)(int)) {
-	char expected[128];
-
-	for (int i = 0; name(i); i++)
-		if (strcmp(value, name(i)) == 0)
-			return i;
-	join_names(name, expected, sizeof(expected));
-	parser_error(p, p->line, "invalid value '%s' for %s (expected %s)", value, key, expected);
-	return -1;
-}
-
-/* Adapters so that one parse_enum() serves every enum type. */
-static const char *mode_name(int i) { return config_mode_to_string((enum config_mode)i); }
-static const char *bpf_name(int i) { return config_bpf_to_string((enum sampler_reading)i); }
-static const char *policy_name(int i) { return rule_policy_to_string((enum rule_policy)i); }
-static const char *smt_name(int i) { return rule_smt_to_string((enum rule_smt)i); }
-static const char *prefer_name(int i) { return rule_prefer_to_string((enum rule_prefer)i); }
-
-static void parse_bool_key(struct parser *p, const char *key, const char *value, bool *b) {
-	if (config_parse_bool(value, b) < 0)
-		parser_error(p, p->line, "invalid value '%s' for %s (expected yes, no, true, false, on, off, 1 or 0)",
-			     value, key);
-}
-
-static void parse_path_key(struct parser *p, const char *key, const char *value, char **field) {
-	if (value[0] != '/') {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected an absolute path)", value, key);
-		return;
-	}
-	set_string(p, field, value);
-}
-
-static void set_socket(struct parser *p, const char *key, const char *value) {
-	size_t max = sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1;
-
-	/* Caught here, since bind() would only fail on it much later, at start-up. */
-	if (value[0] == '/' && strlen(value) > max) {
-		parser_error(p, p->line, "%s path too long (%zu bytes, at most %zu)", key, strlen(value), max);
-		return;
-	}
-	parse_path_key(p, key, value, &p->config->socket);
-}
-
-static bool topology_spec_valid(const char *s) {
-	if (strcmp(s, "system") == 0)
-		return true;
-	if (strncmp(s, "xml:", 4) == 0)
-		return s[4] != '\0';
-	if (strncmp(s, "synthetic:", 10) == 0)
-		return s[10] != '\0';
-	return false;
-}
-
-static void set_topology(struct parser *p, const char *key, const char *value) {
-	if (!topology_spec_valid(value)) {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected system, xml:PATH or synthetic:STRING)",
-			     value, key);
-		return;
-	}
-	set_string(p, &p->config->topology, value);
-}
-
-static void set_mode(struct parser *p, const char *key, const char *value) {
-	int i = parse_enum(p, key, value, mode_name);
-
-	if (i >= 0)
-		p->config->mode = (enum config_mode)i;
-}
-
-static void set_interval(struct parser *p, const char *key, const char *value) {
-	uint64_t usec;
-	int r = config_parse_duration(value, &usec);
-
-	if (r == -EINVAL) {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected a duration such as 500ms, 1s or 2m)",
-			     value, key);
-		return;
-	}
-	if (r < 0 || usec < INTERVAL_MIN || usec > INTERVAL_MAX) {
-		parser_error(p, p->line, "%s %s out of range (10ms..1h)", key, value);
-		return;
-	}
-	p->config->interval_usec = usec;
-}
-
-static void set_restore_on_exit(struct parser *p, const char *key, const char *value) {
-	parse_bool_key(p, key, value, &p->config->restore_on_exit);
-}
-
-static void set_calibrate(struct parser *p, const char *key, const char *value) {
-	parse_bool_key(p, key, value, &p->config->calibrate);
-}
-
-static void set_bpf(struct parser *p, const char *key, const char *value) {
-	int i = parse_enum(p, key, value, bpf_name);
-
-	if (i >= 0)
-		p->config->bpf = (enum sampler_reading)i;
-}
-
-static void set_state_dir(struct parser *p, const char *key, const char *value) {
-	parse_path_key(p, key, value, &p->config->state_dir);
-}
-
-static void set_runtime_dir(struct parser *p, const char *key, const char *value) {
-	parse_path_key(p, key, value, &p->config->runtime_dir);
-}
-
-/* Caught here rather than at the first interval's write, which would only
- * log it. (The line length limit keeps any path far below PATH_MAX.) */
-static void set_metrics_file(struct parser *p, const char *key, const char *value) {
-	size_t len = strlen(value);
-
-	if (value[0] == '/' && value[len - 1] == '/') {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected the path of a file, not a directory)",
-			     value, key);
-		return;
-	}
-	parse_path_key(p, key, value, &p->config->metrics_file);
-}
-
-static void set_min_rate(struct parser *p, const char *key, const char *value) {
-	uint64_t bytes;
-
-	if (config_parse_size(value, &bytes) < 0) {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected a rate such as 512K, 1M or 4M/s)", value,
-			     key);
-		return;
-	}
-	p->config->min_rate = (double)bytes;
-}
-
-/* "5%" or "0.05" */
-static void set_min_gain(struct parser *p, const char *key, const char *value) {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(value, &end);
-	if (end != value && *end == '%' && end[1] == '\0')
-		v /= 100.0;
-	else if (end == value || *end)
-		v = -1;
-	if (errno || !(v >= 0.0 && v <= 10.0)) {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected a gain such as 5%% or 0.05, at most 1000%%)",
-			     value, key);
-		return;
-	}
-	p->config->min_gain = v;
-}
-
-static void set_window(struct parser *p, const char *key, const char *value) {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(value, &end, 10);
-	if (errno || end == value || *end || v < 1 || v > 8) {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected a number of samples, 1 to 8)", value, key);
-		return;
-	}
-	p->config->window = (unsigned)v;
-}
-
-static void set_seatings(struct parser *p, const char *key, const char *value) {
-	enum seating list[_SEATING_MAX];
-	size_t n = 0;
-	char *copy = strdup(value), *save = NULL;
-
-	if (!copy) {
-		p->oom = true;
-		return;
-	}
-	for (char *w = strtok_r(copy, ", \t", &save); w; w = strtok_r(NULL, ", \t", &save)) {
-		int found = -1;
-		for (int s = 0; s < _SEATING_MAX; s++)
-			if (strcmp(w, seating_to_string((enum seating)s)) == 0)
-				found = s;
-		if (found < 0) {
-			parser_error(p, p->line, "invalid value '%s' for %s (expected one-per-core, smt-siblings, shared-cpu)",
-				     w, key);
-			free(copy);
-			return;
-		}
-		for (size_t i = 0; i < n; i++)
-			if (list[i] == (enum seating)found) {
-				parser_error(p, p->line, "%s lists %s twice", key, w);
-				free(copy);
-				return;
-			}
-		list[n++] = (enum seating)found;
-	}
-	free(copy);
-	if (n == 0) {
-		parser_error(p, p->line, "empty value for %s (expected one-per-core, smt-siblings, shared-cpu)", key);
-		return;
-	}
-	memcpy(p->config->seatings, list, n * sizeof(*list));
-	p->config->n_seatings = n;
-}
-
-static void parse_glob_key(struct parser *p, const char *key, const char *value, char **field) {
-	/* An empty glob matches only an empty string: a typo, never a rule. */
-	if (!value[0]) {
-		parser_error(p, p->line, "empty value for %s (expected a glob)", key);
-		return;
-	}
-	set_string(p, field, value);
-}
-
-static void set_exe(struct parser *p, const char *key, const char *value) {
-	parse_glob_key(p, key, value, &current_rule(p)->exe);
-}
-
-static void set_cmdline(struct parser *p, const char *key, const char *value) {
-	parse_glob_key(p, key, value, &current_rule(p)->cmdline);
-}
-
-static void set_ccx(struct parser *p, const char *key, const char *value) {
-	struct rule *rule = current_rule(p);
-	unsigned char used[CONFIG_PARSE_CCX_MAX] = { 0 };
-	unsigned *list;
-	size_t n = 1, count = 0;
-	const char *s = value;
-
-	if (strcmp(value, "auto") == 0) {
-		free(rule->ccx);
-		rule->ccx = NULL;
-		rule->n_ccx = 0;
-		rule->ccx_auto = true;
-		rule->ccx_line = p->line;
-		return;
-	}
-	for (const char *q = value; *q; q++)
-		n += *q == ',';
-	list = calloc(n, sizeof(*list));
-	if (!list) {
-		p->oom = true;
-		return;
-	}
-	for (;;) {
-		size_t len = strcspn(s, ",");
-		const char *next = s[len] ? s + len + 1 : NULL;
-		unsigned idx = 0;
-		int r;
-
-		while (len > 0 && isblank((unsigned char)*s))
-			s++, len--;
-		while (len > 0 && isblank((unsigned char)s[len - 1]))
-			len--;
-		r = config_parse_ccx_index(s, len, &idx);
-		if (r == -ERANGE) {
-			parser_error(p, p->line, "%s index %.*s out of range (0..%d)",
-				     key, (int)len, s, CONFIG_PARSE_CCX_MAX - 1);
-			goto fail;
-		}
-		if (r < 0) {
-			parser_error(p, p->line, "invalid value '%s' for %s (expected auto or a comma-separated list of CCX indexes such as 1 or 0,2)",
-				     value, key);
-			goto fail;
-		}
-		if (used[idx]) {
-			parser_error(p, p->line, "duplicate %s index %u in '%s'", key, idx, value);
-			goto fail;
-		}
-		used[idx] = 1;
-		list[count++] = idx;
-		if (!next)
-			break;
-		s = next;
-	}
-	free(rule->ccx);
-	rule->ccx = list;
-	rule->n_ccx = count;
-	rule->ccx_auto = false;
-	rule->ccx_line = p->line;
-	return;
-fail:
-	free(list);
-}
-
-static void set_policy(struct parser *p, const char *key, const char *value) {
-	int i = parse_enum(p, key, value, policy_name);
-
-	if (i >= 0)
-		current_rule(p)->policy = (enum rule_policy)i;
-}
-
-static void set_smt(struct parser *p, const char *key, const char *value) {
-	int i = parse_enum(p, key, value, smt_name);
-
-	if (i >= 0)
-		current_rule(p)->smt = (enum rule_smt)i;
-}
-
-static void set_prefer(struct parser *p, const char *key, const char *value) {
-	int i = parse_enum(p, key, value, prefer_name);
-
-	if (i >= 0)
-		current_rule(p)->prefer = (enum rule_prefer)i;
-}
-
-static void set_force(struct parser *p, const char *key, const char *value) {
-	parse_bool_key(p, key, value, &current_rule(p)->force);
-}
-
-struct key {
-	const char *name;
-	void (*set)(struct parser *p, const char *key, const char *value);
-};
-
-static const struct key daemon_keys[] = {
-	{ "socket", set_socket },
-	{ "topology", set_topology },
-	{ "mode", set_mode },
-	{ "interval", set_interval },
-	{ "restore_on_exit", set_restore_on_exit },
-	{ "state_dir", set_state_dir },
-	{ "runtime_dir", set_runtime_dir },
-	{ "calibrate", set_calibrate },
-	{ "bpf", set_bpf },
-	{ "metrics_file", set_metrics_file },
-	{ "min_rate", set_min_rate },
-	{ "min_gain", set_min_gain },
-	{ "window", set_window },
-	{ "seatings", set_seatings },
-};
-
-static const struct key program_keys[] = {
-	{ "exe", set_exe },
-	{ "cmdline", set_cmdline },
-	{ "ccx", set_ccx },
-	{ "policy", set_policy },
-	{ "smt", set_smt },
-	{ "prefer", set_prefer },
-	{ "force", set_force },
-};
-
-_Static_assert(ELEMENTSOF(daemon_keys) <= SECTION_KEYS_MAX, "seen[] too small");
-_Static_assert(ELEMENTSOF(program_keys) <= SECTION_KEYS_MAX, "seen[] too small");
-
-static void apply_key(struct parser *p, const struct key *keys, size_t n_keys,
-		      const char *section, const char *name, const char *key, const char *value) {
-	char expected[160];
-	size_t len = 0;
-
-	for (size_t i = 0; i < n_keys; i++) {
-		if (strcmp(key, keys[i].name) != 0)
-			continue;
-		if (p->seen[i]) {
-			parser_error(p, p->line, "duplicate key '%s' (first at line %u)", key, p->seen[i]);
-			return;
-		}
-		p->seen[i] = p->line;
-		keys[i].set(p, key, value);
-		return;
-	}
-	expected[0] = '\0';
-	for (size_t i = 0; i < n_keys && len < sizeof(expected); i++) {
-		int r = snprintf(expected + len, sizeof(expected) - len, "%s%s", i ? ", " : "", keys[i].name);
-
-		if (r < 0)
-			break;
-		len += (size_t)r;
-	}
-	parser_error(p, p->line, "unknown key '%s' in [%s%s] (expected %s)",
-		     key, section, name, expected);
+	free(error);
 }
 
 #define SYNTAX_ERROR "syntax error (expected 'key = value', '[section]' or a comment)"
@@ -561,11 +173,10 @@ static int handle_key(void *user, const char *section, const char *key, const ch
 		parser_error(p, p->line, "key '%s' outside a section (expected [daemon] or [program:NAME] above it)", key);
 		break;
 	case SECTION_DAEMON:
-		apply_key(p, daemon_keys, ELEMENTSOF(daemon_keys), "daemon", "", key, value);
+		apply_key(p, CONFIG_KEYS_DAEMON, "daemon", "", key, value);
 		break;
 	case SECTION_PROGRAM:
-		apply_key(p, program_keys, ELEMENTSOF(program_keys), "program:",
-			  current_rule(p)->name, key, value);
+		apply_key(p, CONFIG_KEYS_PROGRAM, "program:", p->config->rules[p->config->n_rules - 1].name, key, value);
 		break;
 	case SECTION_UNKNOWN:
 		break;
