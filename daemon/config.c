@@ -147,20 +147,27 @@ static void apply_key(struct parser *p, enum config_keys_section s, const char *
 
 #define SYNTAX_ERROR "syntax error (expected 'key = value', '[section]' or a comment)"
 
+/* Whether inih split line at '=': it also splits at ':' (key: value, for
+ * Python's configparser), which ccxd's format does not have. The key starts
+ * the line, so white space and then what inih split at follow it there. */
+static bool split_at_equals(const char *line, const char *key) {
+	const char *s = line + strlen(key);
+
+	while (isspace((unsigned char)*s))
+		s++;
+	return *s == '=';
+}
+
 /* inih's handler. Its section argument is not used: read_line() takes the
  * section headers itself. */
 static int handle_key(void *user, const char *section, const char *key, const char *value) {
 	struct parser *p = user;
-	const char *sep = p->key_line + strlen(key);
 
 	(void)section;
 	p->expect_handler = false;
-	/* inih also splits at ':' (key: value, for Python's configparser);
-	 * ccxd's format has only '='. The key starts the line, so white space
-	 * and then what inih split at follow it there. */
-	while (isspace((unsigned char)*sep))
-		sep++;
-	if (*sep != '=') {
+	/* No value: a line with neither '=' nor ':', from an inih built with
+	 * INI_ALLOW_NO_VALUE. */
+	if (!value || !split_at_equals(p->key_line, key)) {
 		parser_error(p, p->line, SYNTAX_ERROR);
 		return 1;
 	}
