@@ -121,7 +121,8 @@ static void parser_error(struct parser *p, unsigned line, const char *fmt, ...) 
 	p->n_errors++;
 }
 
-/* Sets key in section s, [SECTION NAME] in messages, or reports why not. */
+/* Sets key in section s, whose header is [SECTION NAME] in messages, or
+ * reports why not. */
 static void apply_key(struct parser *p, enum config_keys_section s, const char *section, const char *name,
 		      const char *key, const char *value) {
 	char expected[160], *error = NULL;
