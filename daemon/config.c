@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include "config-keys.h"
 #include "groups.h"
 #include "validator.h"
 
@@ -11,23 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#define USEC_PER_MSEC  UINT64_C(1000)
 #define USEC_PER_SEC   UINT64_C(1000000)
-#define USEC_PER_MIN   (60 * USEC_PER_SEC)
-#define USEC_PER_HOUR  (60 * USEC_PER_MIN)
-
-#define INTERVAL_MIN   (10 * USEC_PER_MSEC)
-#define INTERVAL_MAX   USEC_PER_HOUR
 
 /* A config is a few KiB. The cap keeps a wrong path (a log, /dev/zero) from
  * taking all memory before it is rejected. */
 #define CONFIG_MAX_SIZE (16u << 20)
-
-/* Matches CPU_SETSIZE: no machine ccxd can pin on has more CCXs than CPUs. */
-#define CCX_INDEX_MAX  1024
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -52,118 +43,6 @@ const char *config_bpf_to_string(enum sampler_reading r) {
 	return (unsigned)r < ELEMENTSOF(bpf_names) ? bpf_names[r] : NULL;
 }
 
-/* ---- value parsers ---- */
-
-/* Reads one or more digits. Overflow is remembered rather than returned at
- * once, so that "99999999999999999999x" is reported as malformed (-EINVAL)
- * and only a well-formed number that is too big as -ERANGE. */
-static int parse_digits(const char **p, uint64_t *ret, bool *overflow) {
-	const char *s = *p;
-	uint64_t v = 0;
-
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*s); s++) {
-		if (__builtin_mul_overflow(v, 10, &v) ||
-		    __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v))
-			*overflow = true;
-	}
-	*p = s;
-	*ret = v;
-	return 0;
-}
-
-int config_parse_duration(const char *s, uint64_t *usec) {
-	static const struct {
-		const char *suffix;
-		uint64_t usec;
-	} units[] = {
-		{ "", USEC_PER_SEC },
-		{ "us", 1 },
-		{ "ms", USEC_PER_MSEC },
-		{ "s", USEC_PER_SEC },
-		{ "m", USEC_PER_MIN },
-		{ "h", USEC_PER_HOUR },
-	};
-	uint64_t whole, frac = 0, frac_div = 1, mult = 0, v;
-	bool overflow = false, found = false;
-
-	if (parse_digits(&s, &whole, &overflow) < 0)
-		return -EINVAL;
-	if (*s == '.') {
-		s++;
-		if (!isdigit((unsigned char)*s))
-			return -EINVAL;
-		/* Nine digits are finer than any unit's microseconds; the rest
-		 * is checked but cannot change the result. */
-		for (; isdigit((unsigned char)*s); s++) {
-			if (frac_div < UINT64_C(1000000000)) {
-				frac = frac * 10 + (uint64_t)(*s - '0');
-				frac_div *= 10;
-			}
-		}
-	}
-	for (size_t i = 0; i < ELEMENTSOF(units); i++)
-		if (strcmp(s, units[i].suffix) == 0) {
-			mult = units[i].usec;
-			found = true;
-			break;
-		}
-	if (!found)
-		return -EINVAL;
-	/* frac < 10^9 and mult <= 3.6 * 10^9: the product fits in 64 bits. */
-	if (overflow || __builtin_mul_overflow(whole, mult, &v) ||
-	    __builtin_add_overflow(v, frac * mult / frac_div, &v))
-		return -ERANGE;
-	*usec = v;
-	return 0;
-}
-
-int config_parse_size(const char *s, uint64_t *bytes) {
-	static const char prefixes[] = "KMGTPE";
-	uint64_t v;
-	unsigned shift = 0;
-	bool overflow = false;
-	const char *p;
-
-	if (parse_digits(&s, &v, &overflow) < 0)
-		return -EINVAL;
-	if (*s && (p = strchr(prefixes, *s))) {
-		shift = 10 * (unsigned)(p - prefixes + 1);
-		s++;
-		if (*s == 'i' && s[1] == 'B')
-			s += 2;
-		else if (*s == 'B')
-			s++;
-	} else if (*s == 'B')
-		s++;
-	if (strcmp(s, "/s") == 0)
-		s += 2;
-	if (*s)
-		return -EINVAL;
-	if (overflow || (shift && v > (UINT64_MAX >> shift)))
-		return -ERANGE;
-	*bytes = v << shift;
-	return 0;
-}
-
-int config_parse_bool(const char *s, bool *b) {
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
-
-	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-		if (strcmp(s, yes[i]) == 0) {
-			*b = true;
-			return 0;
-		}
-		if (strcmp(s, no[i]) == 0) {
-			*b = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 /* ---- the parser ---- */
 
 enum section {
@@ -179,21 +58,19 @@ struct config_error {
 	char *text;
 };
 
-/* Enough for the largest key table; see the static asserts below. */
-#define SECTION_KEYS_MAX 16
-
 struct parser {
 	const char *path;
 	struct config *config;
 	size_t rules_alloc;
 
-	const char *buf;
+	const char *buf;          /* the whole file */
 	size_t size, pos;
 	unsigned line;            /* the line last handed to inih */
-	bool expect_handler;      /* that line is a key = value inih has not handed back yet */
+	const char *key_line;     /* that line as handed, when it is a key = value line */
+	bool expect_handler;      /* ... for which inih has not called the handler yet */
 
 	enum section section;
-	unsigned seen[SECTION_KEYS_MAX]; /* line of each key of this section, 0 = not yet */
+	unsigned seen[CONFIG_KEYS_MAX]; /* line of each key of this section, 0 = not yet */
 	unsigned daemon_line;     /* of the first [daemon], 0 = none yet */
 
 	struct config_error *errors;
@@ -244,447 +121,70 @@ static void parser_error(struct parser *p, unsigned line, const char *fmt, ...) 
 	p->n_errors++;
 }
 
-static struct rule *current_rule(struct parser *p) {
-	return &p->config->rules[p->config->n_rules - 1];
-}
+/* Sets key in section s, whose header is [SECTION NAME] in messages, or
+ * reports why not. */
+static void apply_key(struct parser *p, enum config_keys_section s, const char *section, const char *name,
+		      const char *key, const char *value) {
+	char expected[160], *error = NULL;
+	int i = config_keys_find(s, key), r;
 
-static void set_string(struct parser *p, char **field, const char *value) {
-	char *s = strdup(value);
-
-	if (!s) {
+	if (i < 0) {
+		config_keys_list(s, expected, sizeof(expected));
+		parser_error(p, p->line, "unknown key '%s' in [%s%s] (expected %s)", key, section, name, expected);
+		return;
+	}
+	if (p->seen[i]) {
+		parser_error(p, p->line, "duplicate key '%s' (first at line %u)", key, p->seen[i]);
+		return;
+	}
+	p->seen[i] = p->line;
+	r = config_keys_set(s, i, p->config, p->line, value, &error);
+	if (r == -EINVAL)
+		parser_error(p, p->line, "%s", error);
+	else if (r < 0)
 		p->oom = true;
-		return;
-	}
-	free(*field);
-	*field = s;
+	free(error);
 }
 
-/* Joins the names that name(0), name(1), ... return into "a, b or c". */
-static void join_names(const char *(*name)(int), char *buf, size_t size) {
-	size_t len = 0, n = 0;
+#define SYNTAX_ERROR "syntax error (expected 'key = value', '[section]' or a comment)"
 
-	while (name((int)n))
-		n++;
-	buf[0] = '\0';
-	for (size_t i = 0; i < n && len < size; i++) {
-		const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
-		int r = snprintf(buf + len, size - len, "%s%s", sep, name((int)i));
+/* Whether inih split line at '=': it also splits at ':' (key: value, for
+ * Python's configparser), which ccxd's format does not have. The key starts
+ * the line, so white space and then what inih split at follow it there. */
+static bool split_at_equals(const char *line, const char *key) {
+	const char *s = line + strlen(key);
 
-		if (r < 0)
-			break;
-		len += (size_t)r;
-	}
+	while (isspace((unsigned char)*s))
+		s++;
+	return *s == '=';
 }
 
-/* Returns the index whose name(index) is value, or -1 after reporting it. */
-static int parse_enum(struct parser *p, const char *key, const char *value,
-		      const char *(*name)(int)) {
-	char expected[128];
-
-	for (int i = 0; name(i); i++)
-		if (strcmp(value, name(i)) == 0)
-			return i;
-	join_names(name, expected, sizeof(expected));
-	parser_error(p, p->line, "invalid value '%s' for %s (expected %s)", value, key, expected);
-	return -1;
-}
-
-/* Adapters so that one parse_enum() serves every enum type. */
-static const char *mode_name(int i) { return config_mode_to_string((enum config_mode)i); }
-static const char *bpf_name(int i) { return config_bpf_to_string((enum sampler_reading)i); }
-static const char *policy_name(int i) { return rule_policy_to_string((enum rule_policy)i); }
-static const char *smt_name(int i) { return rule_smt_to_string((enum rule_smt)i); }
-static const char *prefer_name(int i) { return rule_prefer_to_string((enum rule_prefer)i); }
-
-static void parse_bool_key(struct parser *p, const char *key, const char *value, bool *b) {
-	if (config_parse_bool(value, b) < 0)
-		parser_error(p, p->line, "invalid value '%s' for %s (expected yes, no, true, false, on, off, 1 or 0)",
-			     value, key);
-}
-
-static void parse_path_key(struct parser *p, const char *key, const char *value, char **field) {
-	if (value[0] != '/') {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected an absolute path)", value, key);
-		return;
-	}
-	set_string(p, field, value);
-}
-
-static void set_socket(struct parser *p, const char *key, const char *value) {
-	size_t max = sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1;
-
-	/* Caught here, since bind() would only fail on it much later, at start-up. */
-	if (value[0] == '/' && strlen(value) > max) {
-		parser_error(p, p->line, "%s path too long (%zu bytes, at most %zu)", key, strlen(value), max);
-		return;
-	}
-	parse_path_key(p, key, value, &p->config->socket);
-}
-
-static bool topology_spec_valid(const char *s) {
-	if (strcmp(s, "system") == 0)
-		return true;
-	if (strncmp(s, "xml:", 4) == 0)
-		return s[4] != '\0';
-	if (strncmp(s, "synthetic:", 10) == 0)
-		return s[10] != '\0';
-	return false;
-}
-
-static void set_topology(struct parser *p, const char *key, const char *value) {
-	if (!topology_spec_valid(value)) {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected system, xml:PATH or synthetic:STRING)",
-			     value, key);
-		return;
-	}
-	set_string(p, &p->config->topology, value);
-}
-
-static void set_mode(struct parser *p, const char *key, const char *value) {
-	int i = parse_enum(p, key, value, mode_name);
-
-	if (i >= 0)
-		p->config->mode = (enum config_mode)i;
-}
-
-static void set_interval(struct parser *p, const char *key, const char *value) {
-	uint64_t usec;
-	int r = config_parse_duration(value, &usec);
-
-	if (r == -EINVAL) {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected a duration such as 500ms, 1s or 2m)",
-			     value, key);
-		return;
-	}
-	if (r < 0 || usec < INTERVAL_MIN || usec > INTERVAL_MAX) {
-		parser_error(p, p->line, "%s %s out of range (10ms..1h)", key, value);
-		return;
-	}
-	p->config->interval_usec = usec;
-}
-
-static void set_restore_on_exit(struct parser *p, const char *key, const char *value) {
-	parse_bool_key(p, key, value, &p->config->restore_on_exit);
-}
-
-static void set_calibrate(struct parser *p, const char *key, const char *value) {
-	parse_bool_key(p, key, value, &p->config->calibrate);
-}
-
-static void set_bpf(struct parser *p, const char *key, const char *value) {
-	int i = parse_enum(p, key, value, bpf_name);
-
-	if (i >= 0)
-		p->config->bpf = (enum sampler_reading)i;
-}
-
-static void set_state_dir(struct parser *p, const char *key, const char *value) {
-	parse_path_key(p, key, value, &p->config->state_dir);
-}
-
-static void set_runtime_dir(struct parser *p, const char *key, const char *value) {
-	parse_path_key(p, key, value, &p->config->runtime_dir);
-}
-
-/* Caught here rather than at the first interval's write, which would only
- * log it. (The line length limit keeps any path far below PATH_MAX.) */
-static void set_metrics_file(struct parser *p, const char *key, const char *value) {
-	size_t len = strlen(value);
-
-	if (value[0] == '/' && value[len - 1] == '/') {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected the path of a file, not a directory)",
-			     value, key);
-		return;
-	}
-	parse_path_key(p, key, value, &p->config->metrics_file);
-}
-
-static void set_min_rate(struct parser *p, const char *key, const char *value) {
-	uint64_t bytes;
-
-	if (config_parse_size(value, &bytes) < 0) {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected a rate such as 512K, 1M or 4M/s)", value,
-			     key);
-		return;
-	}
-	p->config->min_rate = (double)bytes;
-}
-
-/* "5%" or "0.05" */
-static void set_min_gain(struct parser *p, const char *key, const char *value) {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(value, &end);
-	if (end != value && *end == '%' && end[1] == '\0')
-		v /= 100.0;
-	else if (end == value || *end)
-		v = -1;
-	if (errno || !(v >= 0.0 && v <= 10.0)) {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected a gain such as 5%% or 0.05, at most 1000%%)",
-			     value, key);
-		return;
-	}
-	p->config->min_gain = v;
-}
-
-static void set_window(struct parser *p, const char *key, const char *value) {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(value, &end, 10);
-	if (errno || end == value || *end || v < 1 || v > 8) {
-		parser_error(p, p->line, "invalid value '%s' for %s (expected a number of samples, 1 to 8)", value, key);
-		return;
-	}
-	p->config->window = (unsigned)v;
-}
-
-static void set_seatings(struct parser *p, const char *key, const char *value) {
-	enum seating list[_SEATING_MAX];
-	size_t n = 0;
-	char *copy = strdup(value), *save = NULL;
-
-	if (!copy) {
-		p->oom = true;
-		return;
-	}
-	for (char *w = strtok_r(copy, ", \t", &save); w; w = strtok_r(NULL, ", \t", &save)) {
-		int found = -1;
-		for (int s = 0; s < _SEATING_MAX; s++)
-			if (strcmp(w, seating_to_string((enum seating)s)) == 0)
-				found = s;
-		if (found < 0) {
-			parser_error(p, p->line, "invalid value '%s' for %s (expected one-per-core, smt-siblings, shared-cpu)",
-				     w, key);
-			free(copy);
-			return;
-		}
-		for (size_t i = 0; i < n; i++)
-			if (list[i] == (enum seating)found) {
-				parser_error(p, p->line, "%s lists %s twice", key, w);
-				free(copy);
-				return;
-			}
-		list[n++] = (enum seating)found;
-	}
-	free(copy);
-	if (n == 0) {
-		parser_error(p, p->line, "empty value for %s (expected one-per-core, smt-siblings, shared-cpu)", key);
-		return;
-	}
-	memcpy(p->config->seatings, list, n * sizeof(*list));
-	p->config->n_seatings = n;
-}
-
-static void parse_glob_key(struct parser *p, const char *key, const char *value, char **field) {
-	/* An empty glob matches only an empty string: a typo, never a rule. */
-	if (!value[0]) {
-		parser_error(p, p->line, "empty value for %s (expected a glob)", key);
-		return;
-	}
-	set_string(p, field, value);
-}
-
-static void set_exe(struct parser *p, const char *key, const char *value) {
-	parse_glob_key(p, key, value, &current_rule(p)->exe);
-}
-
-static void set_cmdline(struct parser *p, const char *key, const char *value) {
-	parse_glob_key(p, key, value, &current_rule(p)->cmdline);
-}
-
-/* One item of a ccx list: 0 and *ret, -EINVAL for anything but digits,
- * -ERANGE for an index >= CCX_INDEX_MAX. */
-static int parse_ccx_index(const char *s, size_t len, unsigned *ret) {
-	uint64_t v;
-	bool overflow = false;
-
-	if (len == 0)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++)
-		if (!isdigit((unsigned char)s[i]))
-			return -EINVAL;
-	/* digits only up to len, so parse_digits() stops exactly there */
-	if (parse_digits(&s, &v, &overflow) < 0)
-		return -EINVAL;
-	if (overflow || v >= CCX_INDEX_MAX)
-		return -ERANGE;
-	*ret = (unsigned)v;
-	return 0;
-}
-
-static void set_ccx(struct parser *p, const char *key, const char *value) {
-	struct rule *rule = current_rule(p);
-	unsigned char used[CCX_INDEX_MAX] = { 0 };
-	unsigned *list;
-	size_t n = 1, count = 0;
-	const char *s = value;
-
-	if (strcmp(value, "auto") == 0) {
-		free(rule->ccx);
-		rule->ccx = NULL;
-		rule->n_ccx = 0;
-		rule->ccx_auto = true;
-		rule->ccx_line = p->line;
-		return;
-	}
-	for (const char *q = value; *q; q++)
-		n += *q == ',';
-	list = calloc(n, sizeof(*list));
-	if (!list) {
-		p->oom = true;
-		return;
-	}
-	for (;;) {
-		size_t len = strcspn(s, ",");
-		const char *next = s[len] ? s + len + 1 : NULL;
-		unsigned idx = 0;
-		int r;
-
-		while (len > 0 && isblank((unsigned char)*s))
-			s++, len--;
-		while (len > 0 && isblank((unsigned char)s[len - 1]))
-			len--;
-		r = parse_ccx_index(s, len, &idx);
-		if (r == -ERANGE) {
-			parser_error(p, p->line, "%s index %.*s out of range (0..%d)",
-				     key, (int)len, s, CCX_INDEX_MAX - 1);
-			goto fail;
-		}
-		if (r < 0) {
-			parser_error(p, p->line, "invalid value '%s' for %s (expected auto or a comma-separated list of CCX indexes such as 1 or 0,2)",
-				     value, key);
-			goto fail;
-		}
-		if (used[idx]) {
-			parser_error(p, p->line, "duplicate %s index %u in '%s'", key, idx, value);
-			goto fail;
-		}
-		used[idx] = 1;
-		list[count++] = idx;
-		if (!next)
-			break;
-		s = next;
-	}
-	free(rule->ccx);
-	rule->ccx = list;
-	rule->n_ccx = count;
-	rule->ccx_auto = false;
-	rule->ccx_line = p->line;
-	return;
-fail:
-	free(list);
-}
-
-static void set_policy(struct parser *p, const char *key, const char *value) {
-	int i = parse_enum(p, key, value, policy_name);
-
-	if (i >= 0)
-		current_rule(p)->policy = (enum rule_policy)i;
-}
-
-static void set_smt(struct parser *p, const char *key, const char *value) {
-	int i = parse_enum(p, key, value, smt_name);
-
-	if (i >= 0)
-		current_rule(p)->smt = (enum rule_smt)i;
-}
-
-static void set_prefer(struct parser *p, const char *key, const char *value) {
-	int i = parse_enum(p, key, value, prefer_name);
-
-	if (i >= 0)
-		current_rule(p)->prefer = (enum rule_prefer)i;
-}
-
-static void set_force(struct parser *p, const char *key, const char *value) {
-	parse_bool_key(p, key, value, &current_rule(p)->force);
-}
-
-struct key {
-	const char *name;
-	void (*set)(struct parser *p, const char *key, const char *value);
-};
-
-static const struct key daemon_keys[] = {
-	{ "socket", set_socket },
-	{ "topology", set_topology },
-	{ "mode", set_mode },
-	{ "interval", set_interval },
-	{ "restore_on_exit", set_restore_on_exit },
-	{ "state_dir", set_state_dir },
-	{ "runtime_dir", set_runtime_dir },
-	{ "calibrate", set_calibrate },
-	{ "bpf", set_bpf },
-	{ "metrics_file", set_metrics_file },
-	{ "min_rate", set_min_rate },
-	{ "min_gain", set_min_gain },
-	{ "window", set_window },
-	{ "seatings", set_seatings },
-};
-
-static const struct key program_keys[] = {
-	{ "exe", set_exe },
-	{ "cmdline", set_cmdline },
-	{ "ccx", set_ccx },
-	{ "policy", set_policy },
-	{ "smt", set_smt },
-	{ "prefer", set_prefer },
-	{ "force", set_force },
-};
-
-_Static_assert(ELEMENTSOF(daemon_keys) <= SECTION_KEYS_MAX, "seen[] too small");
-_Static_assert(ELEMENTSOF(program_keys) <= SECTION_KEYS_MAX, "seen[] too small");
-
-static void apply_key(struct parser *p, const struct key *keys, size_t n_keys,
-		      const char *section, const char *name, const char *key, const char *value) {
-	char expected[160];
-	size_t len = 0;
-
-	for (size_t i = 0; i < n_keys; i++) {
-		if (strcmp(key, keys[i].name) != 0)
-			continue;
-		if (p->seen[i]) {
-			parser_error(p, p->line, "duplicate key '%s' (first at line %u)", key, p->seen[i]);
-			return;
-		}
-		p->seen[i] = p->line;
-		keys[i].set(p, key, value);
-		return;
-	}
-	expected[0] = '\0';
-	for (size_t i = 0; i < n_keys && len < sizeof(expected); i++) {
-		int r = snprintf(expected + len, sizeof(expected) - len, "%s%s", i ? ", " : "", keys[i].name);
-
-		if (r < 0)
-			break;
-		len += (size_t)r;
-	}
-	parser_error(p, p->line, "unknown key '%s' in [%s%s] (expected %s)",
-		     key, section, name, expected);
-}
-
-/* inih's section argument is not used: inih cuts section names at 49 bytes
- * and never calls the handler for a section without keys, so the reader
- * tracks sections itself (begin_section()). */
+/* inih's handler. Its section argument is not used: read_line() takes the
+ * section headers itself. */
 static int handle_key(void *user, const char *section, const char *key, const char *value) {
 	struct parser *p = user;
 
 	(void)section;
 	p->expect_handler = false;
+	/* No value: a line with neither '=' nor ':', from an inih built with
+	 * INI_ALLOW_NO_VALUE. */
+	if (!value || !split_at_equals(p->key_line, key)) {
+		parser_error(p, p->line, SYNTAX_ERROR);
+		return 1;
+	}
+	if (!key[0]) {
+		parser_error(p, p->line, "missing key before '='");
+		return 1;
+	}
 	switch (p->section) {
 	case SECTION_NONE:
 		parser_error(p, p->line, "key '%s' outside a section (expected [daemon] or [program:NAME] above it)", key);
 		break;
 	case SECTION_DAEMON:
-		apply_key(p, daemon_keys, ELEMENTSOF(daemon_keys), "daemon", "", key, value);
+		apply_key(p, CONFIG_KEYS_DAEMON, "daemon", "", key, value);
 		break;
 	case SECTION_PROGRAM:
-		apply_key(p, program_keys, ELEMENTSOF(program_keys), "program:",
-			  current_rule(p)->name, key, value);
+		apply_key(p, CONFIG_KEYS_PROGRAM, "program:", p->config->rules[p->config->n_rules - 1].name, key, value);
 		break;
 	case SECTION_UNKNOWN:
 		break;
@@ -759,149 +259,105 @@ static void strip_blanks(char *s) {
 		s[--len] = '\0';
 }
 
-/* The first ';' that follows white space starts a comment, as in inih: a
- * ';' inside a value ("a;b") stays. With stop, also the first of those
- * characters. Returns a pointer to the end of the string when none. */
-static char *find_or_comment(char *s, const char *stop) {
+/* A "[name]" line, nul-terminated and trimmed. Taken here rather than by
+ * inih, which cuts names at 49 bytes, says nothing of a section without keys
+ * and ignores any text after the ']'. */
+static void read_section_header(struct parser *p, char *s) {
+	char *name = s + 1, *end, *rest;
 	bool after_space = false;
 
-	for (; *s; s++) {
-		if (stop && strchr(stop, *s))
-			return s;
-		if (after_space && *s == ';')
-			return s;
-		after_space = isspace((unsigned char)*s);
-	}
-	return s;
-}
-
-/* Rewrites line (nul-terminated, already within inih's buffer) in place
- * into what inih should see: "" for blank lines, comments and errors,
- * "[name]" for a section header, "key=value" with the comment cut. */
-static void classify_line(struct parser *p, char *line) {
-	char *s = skip_blanks(line), *end;
-
-	strip_blanks(s);
-	if (!*s || *s == ';' || *s == '#') {
-		line[0] = '\0';
-		return;
-	}
-
-	if (*s == '[') {
-		char *name, *rest;
-
-		end = find_or_comment(s + 1, "]");
-		if (*end != ']') {
-			parser_error(p, p->line, "missing ']' in section header");
-			/* Its keys would otherwise land in the section before. */
-			p->section = SECTION_UNKNOWN;
-			line[0] = '\0';
-			return;
-		}
-		*end = '\0';
-		name = skip_blanks(s + 1);
-		strip_blanks(name);
-		rest = skip_blanks(end + 1);
-		if (*rest && *rest != ';' && *rest != '#') {
-			parser_error(p, p->line, "unexpected '%s' after section header [%s]", rest, name);
-			p->section = SECTION_UNKNOWN;
-			line[0] = '\0';
-			return;
-		}
-		begin_section(p, name);
-		memmove(line + 1, name, strlen(name) + 1);
-		line[0] = '[';
-		strcat(line, "]");
-		return;
-	}
-
-	/* inih would also split at ':' (key: value, for Python's
-	 * configparser); ccxd's format has only '='. */
-	end = find_or_comment(s, "=:");
-	if (*end != '=') {
-		parser_error(p, p->line, "syntax error (expected 'key = value', '[section]' or a comment)");
-		line[0] = '\0';
+	/* A ';' after white space starts a comment, as it does for inih. */
+	for (end = name; *end && *end != ']' && !(after_space && *end == ';'); end++)
+		after_space = isspace((unsigned char)*end);
+	if (*end != ']') {
+		parser_error(p, p->line, "missing ']' in section header");
+		/* Its keys would otherwise land in the section before. */
+		p->section = SECTION_UNKNOWN;
 		return;
 	}
 	*end = '\0';
-	strip_blanks(s);
-	if (!*s) {
-		parser_error(p, p->line, "missing key before '='");
-		line[0] = '\0';
+	name = skip_blanks(name);
+	strip_blanks(name);
+	rest = skip_blanks(end + 1);
+	if (*rest && *rest != ';' && *rest != '#') {
+		parser_error(p, p->line, "unexpected '%s' after section header [%s]", rest, name);
+		p->section = SECTION_UNKNOWN;
 		return;
 	}
-	/* From just after '=', so that "key = ; note" is an empty value. */
-	*find_or_comment(end + 1, NULL) = '\0';
-	char *value = skip_blanks(end + 1);
-	strip_blanks(value);
-	size_t klen = strlen(s), vlen = strlen(value);
-	memmove(line, s, klen);
-	line[klen] = '=';
-	memmove(line + klen + 1, value, vlen + 1);
-	p->expect_handler = true;
+	begin_section(p, name);
 }
 
-static bool is_comment(const char *s, size_t len) {
-	size_t i = 0;
+/* Takes the next line of the file, without its '\n', a '\r' before that and,
+ * on the first line, a UTF-8 BOM. Returns false at the end of the file. */
+static bool next_line(struct parser *p, const char **ret, size_t *ret_len) {
+	const char *s = p->buf + p->pos, *nl;
+	size_t len;
 
-	while (i < len && isspace((unsigned char)s[i]))
-		i++;
-	return i < len && (s[i] == ';' || s[i] == '#');
-}
-
-/* inih's reader callback. It hands inih one line per call, so that p->line
- * is the line the handler's key comes from (Debian's inih does not pass line
- * numbers), and does the lexing itself, because inih on its own:
- * - stops a long line at its buffer size and parses the rest as new lines;
- * - takes an indented line as the continuation of the previous value;
- * - reports only the first syntax error;
- * - stops at a NUL byte without a word.
- * In ccxd's format indentation means nothing and every other case is an
- * error with its line. What inih gets is a canonical line it cannot
- * misread, whatever options it was built with. */
-static char *read_line(char *buf, int size, void *stream) {
-	struct parser *p = stream;
-	const char *s, *nl;
-	size_t len, max;
-
-	/* A key = value line inih rejected without calling the handler. */
-	if (p->expect_handler) {
-		parser_error(p, p->line, "syntax error");
-		p->expect_handler = false;
-	}
-	if (p->pos >= p->size || p->oom || size < 2)
-		return NULL;
-
-	s = p->buf + p->pos;
+	if (p->pos >= p->size)
+		return false;
 	nl = memchr(s, '\n', p->size - p->pos);
 	len = nl ? (size_t)(nl - s) : p->size - p->pos;
 	p->pos += len + (nl ? 1 : 0);
 	p->line++;
-
 	if (p->line == 1 && len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
 		s += 3;
 		len -= 3;
 	}
 	if (len > 0 && s[len - 1] == '\r')
 		len--;
+	*ret = s;
+	*ret_len = len;
+	return true;
+}
 
-	/* Room for the line, the '\n' inih expects and the '\0'. */
-	max = (size_t)size - 2;
+/* inih's reader. It hands inih one line per call, so that p->line is the
+ * line of the key the handler gets (Debian's inih is built without
+ * INI_HANDLER_LINENO), and reports what inih cannot:
+ * - a NUL byte, where inih would end the line without a word;
+ * - a line longer than inih's buffer, which inih would parse as several;
+ * - a line inih finds no key = value in: inih returns the line of the first
+ *   only (and calls no handler for any);
+ * - whatever is wrong in a section header (read_section_header()).
+ * Only the lines that should be key = value reach inih, and without their
+ * indentation, which inih would take for the continuation of the value
+ * before them (INI_ALLOW_MULTILINE); every other line reaches it blank. */
+static char *read_line(char *buf, int size, void *stream) {
+	struct parser *p = stream;
+	/* Room for the line, its '\n' and the '\0', as fgets() fills buf. */
+	size_t max = (size_t)size - 2, len, indent = 0;
+	const char *s;
+
+	if (p->expect_handler)
+		parser_error(p, p->line, SYNTAX_ERROR);
+	p->expect_handler = false;
+	if (p->oom || size < 2 || !next_line(p, &s, &len))
+		return NULL;
+
+	strcpy(buf, "\n");
+	while (indent < len && isspace((unsigned char)s[indent]))
+		indent++;
 	if (memchr(s, '\0', len)) {
 		parser_error(p, p->line, "NUL byte in line");
-		len = 0;
-	} else if (len > max) {
-		/* inih never sees a comment's text, so only its own line
-		 * buffer limits it, not a line that is one. */
-		if (!is_comment(s, len))
-			parser_error(p, p->line, "line too long (%zu bytes, at most %zu)", len, max);
-		len = 0;
+		return buf;
 	}
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	classify_line(p, buf);
-	strcat(buf, "\n");
-	return buf;
+	/* Blank, or a comment, which may be of any length. */
+	if (indent == len || s[indent] == ';' || s[indent] == '#')
+		return buf;
+	if (len > max) {
+		parser_error(p, p->line, "line too long (%zu bytes, at most %zu)", len, max);
+		return buf;
+	}
+
+	memcpy(buf, s + indent, len - indent);
+	buf[len - indent] = '\0';
+	strip_blanks(buf);
+	if (buf[0] == '[') {
+		read_section_header(p, buf);
+		return strcpy(buf, "\n");
+	}
+	p->key_line = s + indent;
+	p->expect_handler = true;
+	return strcat(buf, "\n");
 }
 
 static int read_file(const char *path, char **ret, size_t *ret_size) {
@@ -1054,19 +510,12 @@ int config_load(const char *path, struct config **ret, char ***errors) {
 	}
 
 	r = ini_parse_stream(read_line, &p, handle_key, &p);
-	if (p.expect_handler)
-		parser_error(&p, p.line, "syntax error");
-	/* After read_line()'s own checks inih should find nothing more; a line
-	 * it rejects anyway must not pass as valid. */
-	if (r > 0) {
-		bool known = false;
-
-		for (size_t i = 0; i < p.n_errors; i++)
-			known = known || p.errors[i].line == (unsigned)r;
-		if (!known)
-			parser_error(&p, (unsigned)r, "syntax error");
-	} else if (r < 0)
+	if (r < 0)
 		p.oom = true;
+	/* The line inih rejects is one read_line() reported; but should inih
+	 * stop there (INI_STOP_ON_FIRST_ERROR), the file is still no good. */
+	else if (r > 0 && p.n_errors == 0)
+		parser_error(&p, (unsigned)r, SYNTAX_ERROR);
 
 	check_duplicate_programs(&p);
 

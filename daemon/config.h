@@ -56,13 +56,3 @@ void config_errors_free(char **errors);
 
 const char *config_mode_to_string(enum config_mode m);
 const char *config_bpf_to_string(enum sampler_reading r);
-
-/* Value parsers, shared with anything else that reads these notations.
- * Durations: "500ms", "1s", "2m", "1.5s"; a bare number is seconds.
- * Sizes and rates: "64K", "1M", "2G" (powers of 1024; an optional trailing "B"
- * or "iB" and, for rates, "/s"); a bare number is bytes.
- * Booleans: yes/no, true/false, on/off, 1/0.
- * Each returns 0 or -EINVAL (-ERANGE on overflow). */
-int config_parse_duration(const char *s, uint64_t *usec);
-int config_parse_size(const char *s, uint64_t *bytes);
-int config_parse_bool(const char *s, bool *b);

@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "config-parse.h"
 #include "test.h"
 
 /* Writes text (len bytes, so that it may hold NUL bytes) to a fresh temp

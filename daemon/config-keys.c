@@ -1,0 +1,450 @@
+#include "config-keys.h"
+
+#include "config-parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+
+#define INTERVAL_MIN   UINT64_C(10000)         /* 10 ms */
+#define INTERVAL_MAX   UINT64_C(3600000000)    /* 1 h */
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One key = value line, on its way into the config. */
+struct assignment {
+	struct config *config;
+	struct rule *rule;        /* of [program:NAME]; NULL in [daemon] */
+	unsigned line;
+	const char *key, *value;
+	char *error;              /* why the value is refused */
+};
+
+__attribute__((format(printf, 2, 3)))
+static int reject(struct assignment *a, const char *fmt, ...) {
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&a->error, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		a->error = NULL;
+		return -ENOMEM;
+	}
+	return -EINVAL;
+}
+
+/* The usual refusal: the value is none of what the key expects. */
+static int invalid(struct assignment *a, const char *expected) {
+	return reject(a, "invalid value '%s' for %s (expected %s)", a->value, a->key, expected);
+}
+
+static int set_string(char **field, const char *value) {
+	char *s = strdup(value);
+
+	if (!s)
+		return -ENOMEM;
+	free(*field);
+	*field = s;
+	return 0;
+}
+
+/* Joins the names that name(0), name(1), ... return into "a, b or c". */
+static void join_names(const char *(*name)(int), char *buf, size_t size) {
+	size_t len = 0, n = 0;
+
+	while (name((int)n))
+		n++;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len < size; i++) {
+		const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+		int r = snprintf(buf + len, size - len, "%s%s", sep, name((int)i));
+
+		if (r < 0)
+			break;
+		len += (size_t)r;
+	}
+}
+
+/* Returns the index whose name(index) is the value. */
+static int parse_enum(struct assignment *a, const char *(*name)(int)) {
+	char expected[128];
+
+	for (int i = 0; name(i); i++)
+		if (strcmp(a->value, name(i)) == 0)
+			return i;
+	join_names(name, expected, sizeof(expected));
+	return invalid(a, expected);
+}
+
+/* Adapters so that one parse_enum() serves every enum type. */
+static const char *mode_name(int i) { return config_mode_to_string((enum config_mode)i); }
+static const char *bpf_name(int i) { return config_bpf_to_string((enum sampler_reading)i); }
+static const char *policy_name(int i) { return rule_policy_to_string((enum rule_policy)i); }
+static const char *smt_name(int i) { return rule_smt_to_string((enum rule_smt)i); }
+static const char *prefer_name(int i) { return rule_prefer_to_string((enum rule_prefer)i); }
+
+static int parse_bool_key(struct assignment *a, bool *b) {
+	if (config_parse_bool(a->value, b) < 0)
+		return invalid(a, "yes, no, true, false, on, off, 1 or 0");
+	return 0;
+}
+
+static int parse_path_key(struct assignment *a, char **field) {
+	if (a->value[0] != '/')
+		return invalid(a, "an absolute path");
+	return set_string(field, a->value);
+}
+
+static int set_socket(struct assignment *a) {
+	size_t max = sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1, len = strlen(a->value);
+
+	/* Caught here, since bind() would only fail on it much later, at start-up. */
+	if (a->value[0] == '/' && len > max)
+		return reject(a, "%s path too long (%zu bytes, at most %zu)", a->key, len, max);
+	return parse_path_key(a, &a->config->socket);
+}
+
+static bool topology_spec_valid(const char *s) {
+	if (strcmp(s, "system") == 0)
+		return true;
+	if (strncmp(s, "xml:", 4) == 0)
+		return s[4] != '\0';
+	if (strncmp(s, "synthetic:", 10) == 0)
+		return s[10] != '\0';
+	return false;
+}
+
+static int set_topology(struct assignment *a) {
+	if (!topology_spec_valid(a->value))
+		return invalid(a, "system, xml:PATH or synthetic:STRING");
+	return set_string(&a->config->topology, a->value);
+}
+
+static int set_mode(struct assignment *a) {
+	int i = parse_enum(a, mode_name);
+
+	if (i < 0)
+		return i;
+	a->config->mode = (enum config_mode)i;
+	return 0;
+}
+
+static int set_interval(struct assignment *a) {
+	uint64_t usec;
+	int r = config_parse_duration(a->value, &usec);
+
+	if (r == -EINVAL)
+		return invalid(a, "a duration such as 500ms, 1s or 2m");
+	if (r < 0 || usec < INTERVAL_MIN || usec > INTERVAL_MAX)
+		return reject(a, "%s %s out of range (10ms..1h)", a->key, a->value);
+	a->config->interval_usec = usec;
+	return 0;
+}
+
+static int set_restore_on_exit(struct assignment *a) {
+	return parse_bool_key(a, &a->config->restore_on_exit);
+}
+
+static int set_calibrate(struct assignment *a) {
+	return parse_bool_key(a, &a->config->calibrate);
+}
+
+static int set_bpf(struct assignment *a) {
+	int i = parse_enum(a, bpf_name);
+
+	if (i < 0)
+		return i;
+	a->config->bpf = (enum sampler_reading)i;
+	return 0;
+}
+
+static int set_state_dir(struct assignment *a) {
+	return parse_path_key(a, &a->config->state_dir);
+}
+
+static int set_runtime_dir(struct assignment *a) {
+	return parse_path_key(a, &a->config->runtime_dir);
+}
+
+/* Caught here rather than at the first interval's write, which would only
+ * log it. (The line length limit keeps any path far below PATH_MAX.) */
+static int set_metrics_file(struct assignment *a) {
+	size_t len = strlen(a->value);
+
+	if (a->value[0] == '/' && a->value[len - 1] == '/')
+		return invalid(a, "the path of a file, not a directory");
+	return parse_path_key(a, &a->config->metrics_file);
+}
+
+static int set_min_rate(struct assignment *a) {
+	uint64_t bytes;
+
+	if (config_parse_size(a->value, &bytes) < 0)
+		return invalid(a, "a rate such as 512K, 1M or 4M/s");
+	a->config->min_rate = (double)bytes;
+	return 0;
+}
+
+/* "5%" or "0.05" */
+static int set_min_gain(struct assignment *a) {
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(a->value, &end);
+	if (end != a->value && *end == '%' && end[1] == '\0')
+		v /= 100.0;
+	else if (end == a->value || *end)
+		v = -1;
+	if (errno || !(v >= 0.0 && v <= 10.0))
+		return invalid(a, "a gain such as 5% or 0.05, at most 1000%");
+	a->config->min_gain = v;
+	return 0;
+}
+
+static int set_window(struct assignment *a) {
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(a->value, &end, 10);
+	if (errno || end == a->value || *end || v < 1 || v > 8)
+		return invalid(a, "a number of samples, 1 to 8");
+	a->config->window = (unsigned)v;
+	return 0;
+}
+
+/* Returns the seating named w. */
+static int parse_seating(struct assignment *a, const char *w, const enum seating *list, size_t n) {
+	int found = -1;
+
+	for (int s = 0; s < _SEATING_MAX; s++)
+		if (strcmp(w, seating_to_string((enum seating)s)) == 0)
+			found = s;
+	if (found < 0)
+		return reject(a, "invalid value '%s' for %s (expected one-per-core, smt-siblings, shared-cpu)", w,
+			      a->key);
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == (enum seating)found)
+			return reject(a, "%s lists %s twice", a->key, w);
+	return found;
+}
+
+static int set_seatings(struct assignment *a) {
+	enum seating list[_SEATING_MAX];
+	size_t n = 0;
+	char *copy = strdup(a->value), *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *w = strtok_r(copy, ", \t", &save); w; w = strtok_r(NULL, ", \t", &save)) {
+		int s = parse_seating(a, w, list, n);
+
+		if (s < 0) {
+			free(copy);
+			return s;
+		}
+		list[n++] = (enum seating)s;
+	}
+	free(copy);
+	if (n == 0)
+		return reject(a, "empty value for %s (expected one-per-core, smt-siblings, shared-cpu)", a->key);
+	memcpy(a->config->seatings, list, n * sizeof(*list));
+	a->config->n_seatings = n;
+	return 0;
+}
+
+static int parse_glob_key(struct assignment *a, char **field) {
+	/* An empty glob matches only an empty string: a typo, never a rule. */
+	if (!a->value[0])
+		return reject(a, "empty value for %s (expected a glob)", a->key);
+	return set_string(field, a->value);
+}
+
+static int set_exe(struct assignment *a) {
+	return parse_glob_key(a, &a->rule->exe);
+}
+
+static int set_cmdline(struct assignment *a) {
+	return parse_glob_key(a, &a->rule->cmdline);
+}
+
+/* Parses a ccx list, "1" or "0, 2", into list[] in the order given. Returns
+ * the number of indexes. */
+static int parse_ccx_list(struct assignment *a, unsigned *list) {
+	unsigned char used[CONFIG_PARSE_CCX_MAX] = { 0 };
+	const char *s = a->value;
+	int n = 0;
+
+	for (;;) {
+		size_t len = strcspn(s, ",");
+		const char *next = s[len] ? s + len + 1 : NULL;
+		unsigned idx;
+		int r;
+
+		while (len > 0 && isblank((unsigned char)*s))
+			s++, len--;
+		while (len > 0 && isblank((unsigned char)s[len - 1]))
+			len--;
+		r = config_parse_ccx_index(s, len, &idx);
+		if (r == -ERANGE)
+			return reject(a, "%s index %.*s out of range (0..%d)", a->key, (int)len, s,
+				      CONFIG_PARSE_CCX_MAX - 1);
+		if (r < 0)
+			return invalid(a, "auto or a comma-separated list of CCX indexes such as 1 or 0,2");
+		if (used[idx])
+			return reject(a, "duplicate %s index %u in '%s'", a->key, idx, a->value);
+		used[idx] = 1;
+		list[n++] = idx;
+		if (!next)
+			return n;
+		s = next;
+	}
+}
+
+/* list NULL: ccx = auto. */
+static int keep_ccx(struct assignment *a, unsigned *list, size_t n) {
+	free(a->rule->ccx);
+	a->rule->ccx = list;
+	a->rule->n_ccx = n;
+	a->rule->ccx_auto = !list;
+	a->rule->ccx_line = a->line;
+	return 0;
+}
+
+static int set_ccx(struct assignment *a) {
+	unsigned *list;
+	size_t n = 1;
+	int r;
+
+	if (strcmp(a->value, "auto") == 0)
+		return keep_ccx(a, NULL, 0);
+	for (const char *q = a->value; *q; q++)
+		n += *q == ',';
+	list = calloc(n, sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	r = parse_ccx_list(a, list);
+	if (r < 0) {
+		free(list);
+		return r;
+	}
+	return keep_ccx(a, list, (size_t)r);
+}
+
+static int set_policy(struct assignment *a) {
+	int i = parse_enum(a, policy_name);
+
+	if (i < 0)
+		return i;
+	a->rule->policy = (enum rule_policy)i;
+	return 0;
+}
+
+static int set_smt(struct assignment *a) {
+	int i = parse_enum(a, smt_name);
+
+	if (i < 0)
+		return i;
+	a->rule->smt = (enum rule_smt)i;
+	return 0;
+}
+
+static int set_prefer(struct assignment *a) {
+	int i = parse_enum(a, prefer_name);
+
+	if (i < 0)
+		return i;
+	a->rule->prefer = (enum rule_prefer)i;
+	return 0;
+}
+
+static int set_force(struct assignment *a) {
+	return parse_bool_key(a, &a->rule->force);
+}
+
+struct key {
+	const char *name;
+	int (*set)(struct assignment *a);
+};
+
+static const struct key daemon_keys[] = {
+	{ "socket", set_socket },
+	{ "topology", set_topology },
+	{ "mode", set_mode },
+	{ "interval", set_interval },
+	{ "restore_on_exit", set_restore_on_exit },
+	{ "state_dir", set_state_dir },
+	{ "runtime_dir", set_runtime_dir },
+	{ "calibrate", set_calibrate },
+	{ "bpf", set_bpf },
+	{ "metrics_file", set_metrics_file },
+	{ "min_rate", set_min_rate },
+	{ "min_gain", set_min_gain },
+	{ "window", set_window },
+	{ "seatings", set_seatings },
+	{ NULL, NULL },
+};
+
+static const struct key program_keys[] = {
+	{ "exe", set_exe },
+	{ "cmdline", set_cmdline },
+	{ "ccx", set_ccx },
+	{ "policy", set_policy },
+	{ "smt", set_smt },
+	{ "prefer", set_prefer },
+	{ "force", set_force },
+	{ NULL, NULL },
+};
+
+_Static_assert(ELEMENTSOF(daemon_keys) <= CONFIG_KEYS_MAX + 1, "CONFIG_KEYS_MAX too small");
+_Static_assert(ELEMENTSOF(program_keys) <= CONFIG_KEYS_MAX + 1, "CONFIG_KEYS_MAX too small");
+
+static const struct key *section_keys(enum config_keys_section s) {
+	return s == CONFIG_KEYS_DAEMON ? daemon_keys : program_keys;
+}
+
+int config_keys_find(enum config_keys_section s, const char *key) {
+	const struct key *keys = section_keys(s);
+
+	for (int i = 0; keys[i].name; i++)
+		if (strcmp(key, keys[i].name) == 0)
+			return i;
+	return -ENOENT;
+}
+
+void config_keys_list(enum config_keys_section s, char *buf, size_t size) {
+	const struct key *keys = section_keys(s);
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; keys[i].name && len < size; i++) {
+		int r = snprintf(buf + len, size - len, "%s%s", i ? ", " : "", keys[i].name);
+
+		if (r < 0)
+			break;
+		len += (size_t)r;
+	}
+}
+
+int config_keys_set(enum config_keys_section s, int index, struct config *c, unsigned line, const char *value,
+		    char **error) {
+	const struct key *key = &section_keys(s)[index];
+	struct assignment a = {
+		.config = c,
+		.rule = s == CONFIG_KEYS_PROGRAM ? &c->rules[c->n_rules - 1] : NULL,
+		.line = line,
+		.key = key->name,
+		.value = value,
+	};
+	int r = key->set(&a);
+
+	*error = a.error;
+	return r;
+}
