@@ -5,13 +5,13 @@
 # connector is unavailable (PID namespace): ccxd's /proc polling is what
 # finds programs there.
 #
-# The rootfs is cached in $CCXD_NSPAWN_CACHE (default /var/cache/ccxd-test);
+# The rootfs is cached in $CCXD_TEST_NSPAWN_CACHE (default /var/cache/ccxd-test);
 # building it takes about a minute and needs the Debian mirror. The test
 # skips when it cannot run here. make check-systemd runs it alone.
 . "$(dirname "$0")/lib.sh"
 
-CACHE=${CCXD_NSPAWN_CACHE:-/var/cache/ccxd-test}
-MIRROR=${CCXD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+CACHE=${CCXD_TEST_NSPAWN_CACHE:-/var/cache/ccxd-test}
+MIRROR=${CCXD_TEST_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SUITE=bookworm
 # systemd itself, what ccxd links against, and man-db for systemd-analyze
 # verify's check of Documentation=.
