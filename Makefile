@@ -7,6 +7,9 @@
 #   make check-systemd  boot a real systemd in a container and run ccxd under it
 #   make fuzz       run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (default 60)
 #
+# run, check, check-systemd and fuzz first install the Debian packages that are
+# missing (tools/install-deps); every other goal only names them and stops.
+#
 # WERROR=1 turns warnings into errors (on by default when CI=true); SANITIZE=address,undefined
 # builds everything with those sanitizers (any report fails the test that caused it).
 
