@@ -7,6 +7,9 @@
 #   make check-systemd  boot a real systemd in a container and run ccxd under it
 #   make fuzz       run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (default 60)
 #
+# run, check, check-systemd and fuzz first install the Debian packages that are
+# missing (tools/install-deps); every other goal only names them and stops.
+#
 # WERROR=1 turns warnings into errors (on by default when CI=true); SANITIZE=address,undefined
 # builds everything with those sanitizers (any report fails the test that caused it).
 
@@ -22,14 +25,30 @@ BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION    := 0.1.0
 PKGS       := libsystemd libnl-3.0 hwloc inih json-c libbpf
 
-# Install whatever is missing before anything is compiled (not for clean/uninstall).
+# Dependencies, before anything is compiled (not for clean/uninstall). The
+# goals a developer runs on a fresh machine install whatever is missing,
+# test tools included (tools/install-deps, apt-get). Every other goal (make,
+# make all, make install) only names what building needs and is missing, and
+# stops: building, and packaging in a chroot, never run apt-get.
+DEPS_INSTALL_GOALS := run check check-systemd fuzz
 ifeq ($(filter clean distclean uninstall,$(MAKECMDGOALS)),)
-ifneq ($(shell tools/install-deps --check >/dev/null 2>&1 && echo ok),ok)
+ifneq ($(filter $(DEPS_INSTALL_GOALS),$(MAKECMDGOALS)),)
+DEPS_CHECK := $(shell tools/install-deps --check 2>&1; echo "rc=$$?")
+ifeq ($(filter rc=1,$(DEPS_CHECK)),rc=1)
 $(info Installing missing build and test dependencies (tools/install-deps)...)
 DEPS_RESULT := $(shell tools/install-deps >&2 && echo ok)
 ifneq ($(DEPS_RESULT),ok)
 $(error tools/install-deps failed)
 endif
+endif
+else
+DEPS_CHECK := $(shell tools/install-deps --check --build 2>&1; echo "rc=$$?")
+ifeq ($(filter rc=1,$(DEPS_CHECK)),rc=1)
+$(error $(filter-out rc=%,$(DEPS_CHECK)); building needs them. tools/install-deps installs them (as root), and so do make run and make check)
+endif
+endif
+ifeq ($(filter rc=2,$(DEPS_CHECK)),rc=2)
+$(warning $(filter-out rc=%,$(DEPS_CHECK)))
 endif
 endif
 

@@ -23,7 +23,7 @@ check "with PREFIX=/usr/local the units name /usr/local" sh -c "
 	grep -qx 'ExecReload=+/usr/local/bin/ccxctl reload' $WORK/local/usr/local/lib/systemd/system/ccxd.service"
 
 # systemd scores the sandbox from the file alone; keep it at what it was
-# when the README recorded it.
+# when docs/design.md recorded it.
 score=$(systemd-analyze security --offline=true "$UNIT" 2>/dev/null | sed -n 's/.*Overall exposure level for ccxd.service: \([0-9.]*\).*/\1/p')
 check "the sandbox's exposure is at most 1.7 (it is $score)" awk -v s="$score" 'BEGIN { exit !(s != "" && s <= 1.7) }'
 

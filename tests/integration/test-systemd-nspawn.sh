@@ -5,13 +5,13 @@
 # connector is unavailable (PID namespace): ccxd's /proc polling is what
 # finds programs there.
 #
-# The rootfs is cached in $CCXD_NSPAWN_CACHE (default /var/cache/ccxd-test);
+# The rootfs is cached in $CCXD_TEST_NSPAWN_CACHE (default /var/cache/ccxd-test);
 # building it takes about a minute and needs the Debian mirror. The test
 # skips when it cannot run here. make check-systemd runs it alone.
 . "$(dirname "$0")/lib.sh"
 
-CACHE=${CCXD_NSPAWN_CACHE:-/var/cache/ccxd-test}
-MIRROR=${CCXD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+CACHE=${CCXD_TEST_NSPAWN_CACHE:-/var/cache/ccxd-test}
+MIRROR=${CCXD_TEST_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SUITE=bookworm
 # systemd itself, what ccxd links against, and man-db for systemd-analyze
 # verify's check of Documentation=.
@@ -105,7 +105,7 @@ echo "$CONFIG" > "$ROOT/etc/ccxd.conf"
 # The shipped 20 s would make the watchdog test slow; the mechanism is the same.
 mkdir -p "$ROOT/etc/systemd/system/ccxd.service.d"
 printf '[Service]\nWatchdogSec=2s\n' > "$ROOT/etc/systemd/system/ccxd.service.d/test-watchdog.conf"
-# The drop-in of the README that lets the sampler use its BPF iterators.
+# The drop-in of docs/design.md (The sandbox) that lets the sampler use its BPF iterators.
 printf '[Service]\nCapabilityBoundingSet=CAP_BPF CAP_PERFMON\nAmbientCapabilities=CAP_BPF CAP_PERFMON\nSystemCallFilter=bpf\n' \
 	> "$ROOT/etc/systemd/system/ccxd.service.d/bpf.conf"
 
@@ -118,7 +118,7 @@ leader_found() {
 boot() {
 	# CAP_BPF, CAP_PERFMON and bpf(2), which nspawn does not give a
 	# container by default, as a host would: the unit's sandbox with the
-	# README's drop-in must let ccxd load its task iterators.
+	# drop-in of docs/design.md must let ccxd load its task iterators.
 	(systemd-nspawn -q -D "$ROOT" -M "$MACHINE" --register=no --keep-unit -b --console=passive \
 		--capability=CAP_BPF,CAP_PERFMON --system-call-filter=bpf \
 		</dev/null >"$WORK/console.log" 2>&1 & echo $! > "$WORK/nspawn.pid")
