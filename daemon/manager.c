@@ -1,7 +1,6 @@
 #include "manager.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,14 +16,12 @@
 #include "actuator.h"
 #include "autoplace.h"
 #include "control.h"
-#include "cpulist.h"
 #include "log.h"
 #include "metrics.h"
 #include "placements.h"
-#include "placer.h"
-#include "probe.h"
 #include "prober.h"
 #include "procfs.h"
+#include "ruler.h"
 #include "status.h"
 #include "watcher.h"
 
@@ -41,6 +38,7 @@ struct manager {
 	struct config *config;
 	struct topology *topology;
 	struct placements *placements;
+	struct ruler *ruler;
 	struct watcher *watcher;
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
@@ -58,16 +56,6 @@ struct manager {
 	uint64_t started_usec;     /* CLOCK_REALTIME */
 	struct manager_stats stats;
 	int metrics_file_error;    /* of the last write of metrics_file, 0 or -errno */
-};
-
-/* Longest command line read for cmdline = globs. */
-#define CMDLINE_MAX 4096
-
-enum trigger {
-	TRIGGER_EXEC,             /* it just became a new program */
-	TRIGGER_COMM,             /* it renamed itself */
-	TRIGGER_SCAN,             /* found by a /proc scan */
-	TRIGGER_RELOAD,           /* the rules changed */
 };
 
 /* ---- configuration ---------------------------------------------------- */
@@ -165,85 +153,9 @@ int manager_load_config(const char *path, bool explicit_path, struct config **re
 	return 0;
 }
 
-/* ---- decisions -------------------------------------------------------- */
-
-char *manager_ccx_list(const struct manager *m, const cpu_set_t *cpus, char *buf, size_t size) {
-	cpu_set_t ccxs;
-	unsigned idx[CPU_SETSIZE];
-	size_t n = placer_ccxs_of(m->topology, cpus, idx, CPU_SETSIZE);
-
-	/* A CPU list formatter formats any list of small integers. */
-	CPU_ZERO(&ccxs);
-	for (size_t i = 0; i < n; i++)
-		CPU_SET(idx[i], &ccxs);
-	return cpulist_format(&ccxs, buf, size);
-}
-
-/* A rule's or a hand's: what the rules' table shows. The automatic
- * policy's members are its groups'. */
-static bool by_rule_or_hand(const struct placement *p) {
-	return p && p->owner != PLACEMENT_AUTO;
-}
-
-/* What ccxd has placed on each CCX, but for the process being decided: the
- * load that ccx = auto balances. A process on several CCXs (spread, or pin
- * with a list) is on none of them alone. */
-static unsigned *placed_load(const struct manager *m, pid_t except) {
-	unsigned *load = calloc(m->topology->n_ccx ? m->topology->n_ccx : 1, sizeof(*load));
-
-	for (const struct placement *p = placements_next(m->placements, NULL); load && p;
-	     p = placements_next(m->placements, p)) {
-		unsigned ccx[2];
-		if (!by_rule_or_hand(p) || (p->state != PLACEMENT_PINNED && p->state != PLACEMENT_DRY_RUN) ||
-		    p->pid == except)
-			continue;
-		if (placer_ccxs_of(m->topology, &p->cpus, ccx, 2) == 1)
-			load[ccx[0]]++;
-	}
-	return load;
-}
-
-/* The CPUs a process may have at most: its cgroup cpuset, or every online CPU. */
-static int allowed_cpus(const struct manager *m, pid_t pid, cpu_set_t *ret) {
-	int r = procfs_read_cpuset(m->root, pid, ret);
-
-	if (r == -ENOENT) {
-		*ret = m->online;
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	CPU_AND(ret, ret, &m->online);
-	return 0;
-}
-
-/* Reads comm, and exe and cmdline only when some rule needs them. */
-static const struct rule *match_rule(struct manager *m, const struct procfs_stat *st) {
-	struct rule_identity id = { .comm = st->comm };
-	const struct rule *rule;
-	char *exe = NULL, *cmdline = NULL;
-	unsigned need = 0;
-
-	rule = rules_match(m->config->rules, m->config->n_rules, &id, &need);
-	if (!rule && need) {
-		/* Kernel threads and other users' processes may refuse: an empty
-		 * string then matches no glob but "*". */
-		if (procfs_read_exe(m->root, st->pid, &exe) < 0)
-			exe = NULL;
-		if (procfs_read_cmdline(m->root, st->pid, CMDLINE_MAX, &cmdline) < 0)
-			cmdline = NULL;
-		id.exe = exe ? exe : "";
-		id.cmdline = cmdline ? cmdline : "";
-		rule = rules_match(m->config->rules, m->config->n_rules, &id, &need);
-	}
-	free(exe);
-	free(cmdline);
-	return rule;
-}
-
 /* Process events that ccxd needs: execs and renames always; forks only while
- * a spread process must place each new thread (inheritance is found by
- * adopt_children); exits never: every entry's pidfd tells of its exit. */
+ * a spread process must place each new thread (inheritance is found by the
+ * interval's sweep); exits never: every entry's pidfd tells of its exit. */
 static void update_subscription(struct manager *m, bool spreading) {
 	uint32_t events = WATCHER_EXEC | WATCHER_COMM | (spreading ? WATCHER_FORK : 0);
 
@@ -253,240 +165,17 @@ static void update_subscription(struct manager *m, bool spreading) {
 	}
 }
 
-/* A rule matched but ccxd leaves the process alone (anything ccxd had set is
- * given back); why is in its reason. Returns false when it vanished. */
-static bool leave_alone(struct manager *m, struct placement *p, bool ours) {
-	if (ours && placements_give_back(m->placements, p) == -ESRCH) {
-		placements_remove(m->placements, p->pid);
-		return false;
-	}
-	p->state = PLACEMENT_SKIPPED;
-	placement_set_spread(p, NULL, 0);
-	return true;
-}
-
-/* The rule's CPUs for the process, and for policy = spread the sets its
- * threads take in turn, within what its cgroup cpuset allows. */
-static int rule_target(struct manager *m, pid_t pid, const struct rule *rule, const cpu_set_t *allowed,
-		       cpu_set_t *target, cpu_set_t **sets, size_t *n_sets, unsigned *ccx) {
-	/* Dry-run on another machine's topology shows that machine's decisions:
-	 * this machine's CPUs and cpusets do not bound them. */
-	bool bounded = !(m->config->mode == CONFIG_MODE_DRY_RUN && strcmp(m->topology->source, "system") != 0);
-	unsigned *load = placed_load(m, pid);
-	struct placer_context ctx = { load, m->topology->n_ccx, bounded ? allowed : NULL };
-	int r;
-
-	*sets = NULL;
-	*n_sets = 0;
-	if (!load)
-		return -ENOMEM;
-	r = placer_rule_cpus(m->topology, rule, &ctx, target, ccx);
-	if (r >= 0 && rule->policy == RULE_POLICY_SPREAD) {
-		*sets = calloc(m->topology->n_ccx, sizeof(**sets));
-		r = *sets ? placer_spread_sets(m->topology, rule, &ctx, *sets) : -ENOMEM;
-	}
-	free(load);
-	if (r < 0) {
-		free(*sets);
-		*sets = NULL;
-		return r;
-	}
-	if (bounded) {
-		CPU_AND(target, target, allowed);
-		for (int i = 0; *sets && i < r; i++) {
-			CPU_AND(&(*sets)[*n_sets], &(*sets)[i], allowed);
-			if (CPU_COUNT(&(*sets)[*n_sets]) > 0)
-				(*n_sets)++;
-		}
-	} else if (*sets)
-		*n_sets = (size_t)r;
-	return 0;
-}
-
-static void decide_with_rule(struct manager *m, const struct procfs_stat *st, struct placement *p,
-			     const struct rule *rule) {
-	cpu_set_t target, allowed, *sets;
-	size_t n_sets;
-	unsigned ccx = 0;
-	char list[CPULIST_MAX], list2[CPULIST_MAX];
-	bool ours = by_rule_or_hand(p) && (p->state == PLACEMENT_PINNED || p->state == PLACEMENT_DRY_RUN);
-	bool was_pinned = ours && p->state == PLACEMENT_PINNED;
-	int r;
-
-	if (rule->policy == RULE_POLICY_IGNORE) {
-		if (ours && placements_give_back(m->placements, p) == -ESRCH)
-			return placements_remove(m->placements, st->pid);
-		p = placements_track(m->placements, st);
-		if (!p)
-			return;
-		p->owner = PLACEMENT_RULE;
-		p->state = PLACEMENT_IGNORED;
-		p->inherited_from = 0;
-		placement_set_rule(p, rule->name);
-		placement_set_reason(p, "rule %s: policy = ignore", rule->name);
-		return;
-	}
-
-	r = allowed_cpus(m, st->pid, &allowed);
-	if (r == -ESRCH)
-		return placements_remove(m->placements, st->pid);
-	if (r < 0)
-		allowed = m->online;
-	r = rule_target(m, st->pid, rule, &allowed, &target, &sets, &n_sets, &ccx);
-	if (r == -EOPNOTSUPP) {
-		/* policy = pair or auto: the automatic policy seats it with
-		 * whom it talks to, which needs it out of the rules' table. */
-		if (by_rule_or_hand(p)) {
-			if (ours)
-				placements_give_back(m->placements, p);
-			placements_remove(m->placements, st->pid);
-		}
-		return;
-	}
-
-	p = placements_track(m->placements, st);
-	if (!p) {
-		free(sets);
-		return;
-	}
-	if (r < 0 || CPU_COUNT(&target) == 0) {
-		free(sets);
-		if (!ours) {
-			p->owner = PLACEMENT_RULE;
-			placement_set_rule(p, rule->name);
-		}
-		p->inherited_from = 0;
-		if (!leave_alone(m, p, ours))
-			return;
-		if (r < 0)
-			placement_set_reason(p, "rule %s: no usable CCX among those it names", rule->name);
-		else
-			placement_set_reason(p, "rule %s: its cgroup cpuset %s excludes CCX %u", rule->name,
-					     cpulist_format(&allowed, list, sizeof(list)), ccx);
-		return;
-	}
-
-	if (!ours) {
-		/* Seated by the automatic policy: rules win, and the original it
-		 * kept is the process's own. */
-		r = placements_claim(m->placements, p, PLACEMENT_RULE, rule->name, &allowed, rule->force);
-		if (r == -EPERM) {
-			cpu_set_t current;
-			free(sets);
-			actuator_get(st->pid, &current);
-			placement_set_rule(p, rule->name);
-			p->inherited_from = 0;
-			if (leave_alone(m, p, false))
-				placement_set_reason(p, "rule %s: affinity %s was set by someone else (force = no)",
-						     rule->name, cpulist_format(&current, list, sizeof(list)));
-			return;
-		}
-		if (r < 0) {
-			free(sets);
-			return placements_remove(m->placements, st->pid);
-		}
-	} else {
-		p->owner = PLACEMENT_RULE;
-		placement_set_rule(p, rule->name);
-		p->inherited_from = 0;
-	}
-
-	placement_set_spread(p, sets, n_sets);
-	if (m->config->mode == CONFIG_MODE_DRY_RUN) {
-		p->cpus = target;
-		p->state = PLACEMENT_DRY_RUN;
-		placement_set_reason(p, "rule %s: would pin to CCX %s", rule->name,
-				     manager_ccx_list(m, &target, list2, sizeof(list2)));
-		return;
-	}
-	r = placements_pin(m->placements, p, &target);
-	if (r == -ESRCH)
-		return placements_remove(m->placements, st->pid);
-	if (r < 0) {
-		p->state = PLACEMENT_SKIPPED;
-		placement_set_reason(p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-r));
-		return;
-	}
-	if (p->n_spread > 0)
+static void evaluate(struct manager *m, pid_t pid, enum ruling_trigger trigger) {
+	if (ruler_evaluate(m->ruler, pid, trigger) > 0)
 		update_subscription(m, true);
-	if (!was_pinned)
-		log_decision(LOG_INFO,
-			     &(struct log_decision) { .pid = p->pid, .comm = p->comm, .rule = rule->name, .decision = "pin",
-						      .ccx = manager_ccx_list(m, &target, list2, sizeof(list2)) },
-			     "Pinned %s[%d] to CCX %s (CPUs %s): rule %s", p->comm, (int)p->pid, list2,
-			     cpulist_format(&target, list, sizeof(list)), rule->name);
-	placement_set_reason(p, "rule %s", rule->name);
-}
-
-static void evaluate(struct manager *m, pid_t pid, enum trigger trigger) {
-	struct procfs_stat st;
-	const struct rule *rule;
-	struct placement *p;
-	bool known;
-	int r;
-
-	if (m->config->mode == CONFIG_MODE_OFF)
-		return;
-	r = procfs_read_stat(m->root, pid, &st);
-	if (r < 0) {
-		if (r != -ESRCH)
-			log_debug_errno(r, "Failed to read /proc/%d/stat, ignoring: %m", (int)pid);
-		return placements_remove(m->placements, pid);
-	}
-	if (st.flags & PROCFS_PF_KTHREAD)
-		return;
-
-	p = placements_get(m->placements, pid);
-	if (p && p->start_time != st.start_time) {
-		placements_remove(m->placements, pid);   /* the pid was reused behind our back */
-		p = NULL;
-	}
-	known = by_rule_or_hand(p);
-	if (known && trigger == TRIGGER_SCAN && strcmp(p->comm, st.comm) == 0)
-		return;           /* known, and still the same program */
-	if (known && p->state == PLACEMENT_RELEASED) {
-		if (trigger != TRIGGER_EXEC)
-			return;   /* released until it execs again */
-		placements_remove(m->placements, pid);
-		p = NULL;
-		known = false;
-	}
-
-	rule = match_rule(m, &st);
-	if (!rule) {
-		/* A placement follows the process and its descendants through
-		 * exec until a rule says otherwise. */
-		if (!known && (trigger == TRIGGER_SCAN || trigger == TRIGGER_EXEC))
-			placements_adopt_if_inherited(m->placements, &st);
-		return;
-	}
-	decide_with_rule(m, &st, p, rule);
 }
 
 /* ---- process events --------------------------------------------------- */
 
 static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid) {
 	struct manager *m = userdata;
-	struct procfs_stat st;
-	struct placement *parent, *child;
 
-	if (child_pid != child_tgid) {
-		/* A thread inherits from the thread that made it; with policy =
-		 * spread it takes the next CCX instead. */
-		parent = placements_get(m->placements, child_tgid);
-		if (parent)
-			placements_spread_thread(m->placements, parent, child_pid);
-		return;
-	}
-	parent = placements_get(m->placements, parent_tgid);
-	if (!by_rule_or_hand(parent) || (parent->state != PLACEMENT_PINNED && parent->state != PLACEMENT_DRY_RUN))
-		return;
-	if (procfs_read_stat(m->root, child_tgid, &st) < 0)
-		return;
-	child = placements_inherit(m->placements, &st, parent);
-	/* The parent may have forked before its own pin landed: set it anyway. */
-	if (child && child->state == PLACEMENT_PINNED && placements_pin(m->placements, child, &child->cpus) == -ESRCH)
-		placements_remove(m->placements, child_tgid);
+	ruler_fork(m->ruler, parent_tgid, child_pid, child_tgid);
 }
 
 static void on_exec(void *userdata, pid_t tgid) {
@@ -495,23 +184,13 @@ static void on_exec(void *userdata, pid_t tgid) {
 	/* Most programs are neither ccxd's already nor named by any rule: for
 	 * them comm is all there is to read. (A child that inherited a pinned
 	 * placement is adopted by the interval's sweep.) */
-	if (!placements_get(m->placements, tgid)) {
-		struct rule_identity id = { .comm = NULL };
-		char comm[PROCFS_COMM_MAX];
-		unsigned need = 0;
-
-		if (procfs_read_comm(m->root, tgid, comm) < 0)
-			return;
-		id.comm = comm;
-		if (!rules_match(m->config->rules, m->config->n_rules, &id, &need) && !need)
-			return;
-	}
-	evaluate(m, tgid, TRIGGER_EXEC);
+	if (ruler_exec_matters(m->ruler, tgid))
+		evaluate(m, tgid, RULING_EXEC);
 }
 
 static void on_comm(void *userdata, pid_t pid, pid_t tgid) {
 	if (pid == tgid)
-		evaluate(userdata, tgid, TRIGGER_COMM);
+		evaluate(userdata, tgid, RULING_COMM);
 }
 
 static void on_exit_event(void *userdata, pid_t pid, pid_t tgid) {
@@ -521,7 +200,7 @@ static void on_exit_event(void *userdata, pid_t pid, pid_t tgid) {
 		placements_remove(m->placements, tgid);
 }
 
-static void scan_all(struct manager *m, enum trigger trigger) {
+static void scan_all(struct manager *m, enum ruling_trigger trigger) {
 	pid_t *pids;
 	size_t n;
 	int r;
@@ -544,7 +223,7 @@ static int on_rescan(sd_event_source *s, void *userdata) {
 	(void)s;
 	m->rescan = sd_event_source_disable_unref(m->rescan);
 	log_info("Rescanning /proc after lost process events");
-	scan_all(m, TRIGGER_SCAN);
+	scan_all(m, RULING_SCAN);
 	return 0;
 }
 
@@ -575,23 +254,6 @@ static const struct watcher_ops watcher_ops = {
 
 /* ---- the originals owed, kept across restarts ------------------------- */
 
-static bool rule_exists(const struct config *c, const char *name);
-
-/* What a ccxd that was killed left placed, and still runs as it left it:
- * kept with its true original when a rule (that still exists) or a hand
- * placed it; given back otherwise. */
-static const char *keep_on_restart(void *userdata, const struct ledger_entry *e) {
-	const struct manager *m = userdata;
-
-	if (e->owner == LEDGER_AUTO)
-		return "automatic placements are measured again";
-	if (m->config->mode != CONFIG_MODE_ENFORCE)
-		return "mode is not enforce";
-	if (e->owner == LEDGER_RULE && !rule_exists(m->config, e->rule))
-		return "its rule is gone";
-	return NULL;
-}
-
 /* Takes back what a killed ccxd left placed, and decides the rules' again
  * under the rules as they are now: a changed rule moves it, its original
  * stays. */
@@ -599,36 +261,17 @@ static void readopt(struct manager *m) {
 	pid_t *decide;
 	size_t n_decide;
 
-	placements_readopt(m->placements, keep_on_restart, m, &decide, &n_decide);
+	placements_readopt(m->placements, ruler_keep_on_restart, m->ruler, &decide, &n_decide);
 	for (size_t i = 0; i < n_decide; i++)
-		evaluate(m, decide[i], TRIGGER_RELOAD);
+		evaluate(m, decide[i], RULING_RELOAD);
 	free(decide);
 }
 
 /* ---- housekeeping ----------------------------------------------------- */
 
 static void notify_status(struct manager *m) {
-	size_t pinned = 0;
-
-	for (const struct placement *p = placements_next(m->placements, NULL); p; p = placements_next(m->placements, p))
-		if (by_rule_or_hand(p) && p->state == PLACEMENT_PINNED)
-			pinned++;
 	sd_notifyf(0, "STATUS=%s, %zu processes pinned, mode %s", m->polling ? "Polling /proc" : "Watching process events",
-		   pinned, config_mode_to_string(m->config->mode));
-}
-
-/* Children that inherited a placement while no event told of them, and
- * threads of spread processes made meanwhile. */
-static void sweep(struct manager *m) {
-	bool spreading = false;
-
-	placements_adopt_children(m->placements);
-	for (struct placement *p = placements_next(m->placements, NULL); p; p = placements_next(m->placements, p))
-		if (by_rule_or_hand(p) && p->state == PLACEMENT_PINNED && p->n_spread > 0) {
-			placements_spread_catch_up(m->placements, p);
-			spreading = true;
-		}
-	update_subscription(m, spreading);
+		   ruler_pinned(m->ruler), config_mode_to_string(m->config->mode));
 }
 
 static int arm_interval(struct manager *m);
@@ -665,8 +308,8 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 
 	(void)s;
 	if (m->polling)
-		scan_all(m, TRIGGER_SCAN);
-	sweep(m);
+		scan_all(m, RULING_SCAN);
+	update_subscription(m, ruler_sweep(m->ruler));
 	if (m->autoplace && m->config->mode != CONFIG_MODE_OFF) {
 		struct autoplace_options options = {
 			.min_rate = m->config->min_rate,
@@ -713,37 +356,10 @@ static int arm_interval(struct manager *m) {
 
 /* ---- reload, pin, unpin ----------------------------------------------- */
 
-static bool rule_exists(const struct config *c, const char *name) {
-	for (size_t i = 0; name && i < c->n_rules; i++)
-		if (strcmp(c->rules[i].name, name) == 0)
-			return true;
-	return false;
-}
-
-/* Gives every process a rule or a hand pinned its original back and forgets
- * them all. At shutdown, two kinds stay for the ledger to keep until the
- * next start: the processes released by hand (still left alone then), and
- * any whose original could not be put back (still owed). */
-static void restore_all(struct manager *m, bool at_exit) {
-	struct placement *p, *next;
-
-	for (p = placements_next(m->placements, NULL); p; p = next) {
-		int r;
-		next = placements_next(m->placements, p);
-		if (!by_rule_or_hand(p))
-			continue;
-		r = placements_give_back(m->placements, p);
-		if (!at_exit || r == -ESRCH || (r == 0 && p->state != PLACEMENT_RELEASED))
-			placements_remove(m->placements, p->pid);
-	}
-}
-
 int manager_reload(struct manager *m, char ***errors) {
 	struct config *c;
 	struct topology *t;
 	bool topology_changed;
-	size_t n;
-	pid_t *pids;
 	struct timespec ts;
 	int r;
 
@@ -766,7 +382,7 @@ int manager_reload(struct manager *m, char ***errors) {
 		log_notice("The socket path changes from %s to %s at the next start", m->config->socket, c->socket);
 	/* CCX numbers of another topology mean other CPUs; another mode may forbid pinning. */
 	if (topology_changed || c->mode != CONFIG_MODE_ENFORCE) {
-		restore_all(m, false);
+		ruler_restore_all(m->ruler, false);
 		if (m->autoplace)
 			autoplace_release_all(m->autoplace);
 	}
@@ -790,29 +406,16 @@ int manager_reload(struct manager *m, char ***errors) {
 	m->config = c;
 	topology_free(m->topology);
 	m->topology = t;
+	ruler_use(m->ruler, m->config, m->topology);
 	/* The prober holds the topology: it must hear of the new one at once. */
 	if (m->prober)
 		prober_update(m->prober, m->topology, &m->online, c->state_dir, c->calibrate);
 
 	/* Processes whose rule is gone get their original back; the rest are
 	 * decided again under the new rules. */
-	pids = placements_pids(m->placements, &n);
-	if (!pids)
-		log_error("Out of memory: the processes placed by rules are decided again at their next event");
-	for (size_t i = 0; pids && i < n; i++) {
-		struct placement *p = placements_get(m->placements, pids[i]);
-		if (!by_rule_or_hand(p) || p->state == PLACEMENT_RELEASED || (!p->rule && p->state == PLACEMENT_PINNED))
-			continue;   /* the automatic policy's, or decided by hand */
-		if (!rule_exists(c, p->rule)) {
-			placements_give_back(m->placements, p);
-			placements_remove(m->placements, pids[i]);
-			continue;
-		}
-		if (!p->inherited_from)
-			evaluate(m, pids[i], TRIGGER_RELOAD);
-	}
-	free(pids);
-	scan_all(m, TRIGGER_SCAN);
+	if (ruler_redecide(m->ruler) > 0)
+		update_subscription(m, true);
+	scan_all(m, RULING_SCAN);
 	arm_interval(m);
 	m->stats.reloads++;
 	log_info("Reloaded %s: %zu rules, mode %s", c->path ? c->path : "defaults", c->n_rules,
@@ -823,80 +426,11 @@ int manager_reload(struct manager *m, char ***errors) {
 }
 
 int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct placement **ret) {
-	struct procfs_stat st;
-	cpu_set_t target, allowed;
-	char ccxs[CPULIST_MAX];
-	struct placement *p;
-	int r;
-
-	if (m->config->mode == CONFIG_MODE_OFF)
-		return -ECANCELED;
-	r = procfs_read_stat(m->root, pid, &st);
-	if (r < 0)
-		return -ESRCH;
-	if (st.flags & PROCFS_PF_KTHREAD)
-		return -EPERM;
-	if (ccx >= m->topology->n_ccx || !m->topology->ccx[ccx].usable)
-		return -ENOENT;
-	r = allowed_cpus(m, pid, &allowed);
-	if (r < 0)
-		return r;
-	CPU_AND(&target, &m->topology->ccx[ccx].cpus, &allowed);
-	if (CPU_COUNT(&target) == 0)
-		return -EXDEV;
-
-	p = placements_track(m->placements, &st);
-	if (!p)
-		return -ESRCH;
-	/* Pinned already, or seated by the automatic policy: what it had
-	 * before ccxd is still the original. A hand may narrow anything. */
-	r = placements_claim(m->placements, p, PLACEMENT_HAND, NULL, &allowed, true);
-	if (r < 0)
-		return r;
-	placement_set_spread(p, NULL, 0);
-	if (m->config->mode == CONFIG_MODE_DRY_RUN) {
-		p->cpus = target;
-		p->state = PLACEMENT_DRY_RUN;
-		placement_set_reason(p, "pinned by hand to CCX %u (dry-run)", ccx);
-	} else {
-		r = placements_pin(m->placements, p, &target);
-		if (r < 0) {
-			if (r == -ESRCH)
-				placements_remove(m->placements, pid);
-			else
-				p->state = PLACEMENT_SKIPPED;
-			return r;
-		}
-		placement_set_reason(p, "pinned by hand to CCX %u", ccx);
-		log_decision(LOG_INFO, &(struct log_decision) { .pid = pid, .comm = p->comm, .decision = "pin",
-								 .ccx = manager_ccx_list(m, &target, ccxs, sizeof(ccxs)) },
-			     "Pinned %s[%d] to CCX %u by hand", p->comm, (int)pid, ccx);
-	}
-	*ret = p;
-	return 0;
+	return ruler_pin(m->ruler, pid, ccx, ret);
 }
 
 int manager_unpin(struct manager *m, pid_t pid, struct placement **ret) {
-	struct placement *p = placements_get(m->placements, pid);
-	int r;
-
-	if (!by_rule_or_hand(p))
-		return kill(pid, 0) < 0 && errno == ESRCH ? -ESRCH : -ENOTCONN;
-	if (p->state != PLACEMENT_PINNED && p->state != PLACEMENT_DRY_RUN)
-		return -ENOTCONN;
-	r = placements_give_back(m->placements, p);
-	if (r == -ESRCH) {
-		placements_remove(m->placements, pid);
-		return r;
-	}
-	if (r < 0)
-		return r;
-	p->state = PLACEMENT_RELEASED;
-	placement_set_reason(p, "released by hand; left alone until it executes a new program");
-	log_decision(LOG_INFO, &(struct log_decision) { .pid = pid, .comm = p->comm, .decision = "release" },
-		     "Released %s[%d]", p->comm, (int)pid);
-	*ret = p;
-	return 0;
+	return ruler_unpin(m->ruler, pid, ret);
 }
 
 /* ---- what it is doing ------------------------------------------------ */
@@ -933,7 +467,7 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 			return -ENOMEM;
 		for (const struct placement *p = placements_next(m->placements, NULL); p;
 		     p = placements_next(m->placements, p))
-			if (by_rule_or_hand(p))
+			if (ruler_owns(p))
 				st->processes[st->n_processes++] = p;
 		qsort(st->processes, st->n_processes, sizeof(*st->processes), compare_placement);
 	}
@@ -1062,8 +596,11 @@ int manager_start(struct manager *m) {
 	if (mkdir(m->runtime_dir, 0755) < 0 && errno != EEXIST)
 		log_warning_errno(-errno, "Failed to create %s: %m", m->runtime_dir);
 	r = placements_new(m->event, m->root, m->runtime_dir, &m->placements);
+	if (r >= 0)
+		r = ruler_new(m->root, m->placements, &m->online, &m->ruler);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the table of placements: %m");
+	ruler_use(m->ruler, m->config, m->topology);
 
 	r = autoplace_new(m->root, m->config->bpf, m->placements, &m->autoplace);
 	if (r < 0)
@@ -1087,7 +624,7 @@ int manager_start(struct manager *m) {
 	 * ours, with the originals it kept. */
 	readopt(m);
 	/* Rules apply to programs already running, too. */
-	scan_all(m, TRIGGER_SCAN);
+	scan_all(m, RULING_SCAN);
 	r = arm_interval(m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start the interval timer: %m");
@@ -1114,7 +651,7 @@ int manager_run(struct manager *m) {
 	sd_notify(0, "STOPPING=1");
 	if (m->config->restore_on_exit) {
 		placements_adopt_children(m->placements);   /* their originals are owed too */
-		restore_all(m, true);
+		ruler_restore_all(m->ruler, true);
 		if (m->autoplace)
 			autoplace_release_all(m->autoplace);
 	}
@@ -1141,6 +678,7 @@ void manager_free(struct manager *m) {
 		unlink(m->socket_path);
 		free(m->socket_path);
 	}
+	ruler_free(m->ruler);
 	placements_free(m->placements);
 	topology_free(m->topology);
 	config_free(m->config);

@@ -47,8 +47,6 @@ int manager_reload(struct manager *m, char ***errors);
 int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct placement **ret);
 int manager_unpin(struct manager *m, pid_t pid, struct placement **ret);
 
-/* The CCX indexes a CPU set lies on, as "1" or "0,2". */
-char *manager_ccx_list(const struct manager *m, const cpu_set_t *cpus, char *buf, size_t size);
 
 /* What it is doing, as a view for reports (status.h): valid until the
  * manager handles its next event. -ENOMEM, or 0; release it then. */

@@ -263,15 +263,21 @@ void placement_set_reason(struct placement *p, const char *fmt, ...) {
 	va_end(ap);
 }
 
+int placements_original_of(const struct placement *p, cpu_set_t *ret) {
+	if (p->have_original && (p->state == PLACEMENT_PINNED || p->owner == PLACEMENT_AUTO)) {
+		*ret = p->original;   /* what an earlier owner kept is the process's own */
+		return 0;
+	}
+	return actuator_get(p->pid, ret) < 0 ? -ESRCH : 0;
+}
+
 int placements_claim(struct placements *pl, struct placement *p, enum placement_owner owner, const char *rule,
 		     const cpu_set_t *allowed, bool force) {
 	cpu_set_t current;
 	int r;
 
 	(void)pl;
-	if (p->have_original && (p->state == PLACEMENT_PINNED || p->owner == PLACEMENT_AUTO))
-		current = p->original;   /* what an earlier owner kept is the process's own */
-	else if (actuator_get(p->pid, &current) < 0)
+	if (placements_original_of(p, &current) < 0)
 		return -ESRCH;
 	/* Narrower than everything it may use: somebody chose that by hand. */
 	if (!cpulist_is_subset(allowed, &current) && !force)

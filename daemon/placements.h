@@ -87,6 +87,10 @@ struct placement *placements_track(struct placements *pl, const struct procfs_st
 /* Forgets pid, without touching its affinity: it is gone, or not ccxd's. */
 void placements_remove(struct placements *pl, pid_t pid);
 
+/* The original p would be claimed with: what an earlier owner kept, or
+ * its affinity now. -ESRCH when it is gone. */
+int placements_original_of(const struct placement *p, cpu_set_t *ret);
+
 /* p becomes owner's. Its original is what it has now, or what an earlier
  * owner kept. -EPERM when that is narrower than allowed and not force:
  * somebody else chose it by hand (nothing is changed then); -ESRCH when it

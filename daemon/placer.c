@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "cpulist.h"
+
 struct candidate {
 	unsigned ccx;
 	uint64_t cache_size;
@@ -130,6 +132,18 @@ size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned 
 			ret[n++] = i;
 	}
 	return n;
+}
+
+char *placer_ccx_list(const struct topology *t, const cpu_set_t *cpus, char *buf, size_t size) {
+	unsigned idx[CPU_SETSIZE];
+	size_t n = placer_ccxs_of(t, cpus, idx, CPU_SETSIZE);
+	cpu_set_t ccxs;
+
+	/* A CPU list formatter formats any list of small integers. */
+	CPU_ZERO(&ccxs);
+	for (size_t i = 0; i < n; i++)
+		CPU_SET(idx[i], &ccxs);
+	return cpulist_format(&ccxs, buf, size);
 }
 
 double placer_largest_ccx(const struct topology *t) {

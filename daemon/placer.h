@@ -43,6 +43,9 @@ void placer_ccx_cpus(const struct topology_ccx *ccx, enum rule_smt smt, cpu_set_
 /* The indexes of the CCXs that cpus touches, at most max of them, in ret. Returns how many. */
 size_t placer_ccxs_of(const struct topology *t, const cpu_set_t *cpus, unsigned *ret, size_t max);
 
+/* "1" or "0,2": the CCXs that cpus touches, formatted into buf. */
+char *placer_ccx_list(const struct topology *t, const cpu_set_t *cpus, char *buf, size_t size);
+
 /* The load on each CCX (busy, t->n_ccx entries) in CPUs: the sum of what
  * its CPUs were busy (cpu_load, by CPU number, 0..1, n_cpus long; CPUs
  * beyond it count as idle). */

@@ -1,0 +1,442 @@
+#include "ruler.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actuator.h"
+#include "cpulist.h"
+#include "log.h"
+#include "placer.h"
+#include "procfs.h"
+
+/* Longest command line read for cmdline = globs. */
+#define CMDLINE_MAX 4096
+
+struct ruler {
+	const char *root;
+	struct placements *placements;
+	cpu_set_t online;
+	const struct config *config;
+	const struct topology *topology;
+};
+
+int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, struct ruler **ret) {
+	struct ruler *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->root = root;
+	r->placements = pl;
+	r->online = *online;
+	*ret = r;
+	return 0;
+}
+
+void ruler_free(struct ruler *r) {
+	free(r);
+}
+
+void ruler_use(struct ruler *r, const struct config *c, const struct topology *t) {
+	r->config = c;
+	r->topology = t;
+}
+
+bool ruler_owns(const struct placement *p) {
+	return p && p->owner != PLACEMENT_AUTO;
+}
+
+static bool placed(const struct placement *p) {
+	return p->state == PLACEMENT_PINNED || p->state == PLACEMENT_DRY_RUN;
+}
+
+/* What the rules placed on each CCX, but the process being decided: the
+ * load that ccx = auto balances. A process on several CCXs (spread, or pin
+ * with a list) is on none of them alone. */
+static unsigned *placed_load(const struct ruler *r, pid_t except) {
+	unsigned *load = calloc(r->topology->n_ccx ? r->topology->n_ccx : 1, sizeof(*load));
+
+	for (const struct placement *p = placements_next(r->placements, NULL); load && p;
+	     p = placements_next(r->placements, p)) {
+		unsigned ccx[2];
+		if (ruler_owns(p) && placed(p) && p->pid != except && placer_ccxs_of(r->topology, &p->cpus, ccx, 2) == 1)
+			load[ccx[0]]++;
+	}
+	return load;
+}
+
+/* The CPUs a process may have at most: its cgroup cpuset, or every online CPU. */
+static int allowed_cpus(const struct ruler *r, pid_t pid, cpu_set_t *ret) {
+	int e = procfs_read_cpuset(r->root, pid, ret);
+
+	if (e == -ENOENT) {
+		*ret = r->online;
+		return 0;
+	}
+	if (e < 0)
+		return e;
+	CPU_AND(ret, ret, &r->online);
+	return 0;
+}
+
+/* Reads comm, and exe and cmdline only when some rule needs them. */
+static const struct rule *match_rule(const struct ruler *r, const struct procfs_stat *st) {
+	const struct config *c = r->config;
+	struct rule_identity id = { .comm = st->comm };
+	const struct rule *rule;
+	char *exe = NULL, *cmdline = NULL;
+	unsigned need = 0;
+
+	rule = rules_match(c->rules, c->n_rules, &id, &need);
+	if (!rule && need) {
+		/* Kernel threads and other users' processes may refuse: an empty
+		 * string then matches no glob but "*". */
+		if (procfs_read_exe(r->root, st->pid, &exe) < 0)
+			exe = NULL;
+		if (procfs_read_cmdline(r->root, st->pid, CMDLINE_MAX, &cmdline) < 0)
+			cmdline = NULL;
+		id.exe = exe ? exe : "";
+		id.cmdline = cmdline ? cmdline : "";
+		rule = rules_match(c->rules, c->n_rules, &id, &need);
+	}
+	free(exe);
+	free(cmdline);
+	return rule;
+}
+
+/* What the ruling needs of st's process (p: its entry, if any). */
+static int read_subject(const struct ruler *r, const struct procfs_stat *st, const struct placement *p,
+			struct ruling_subject *s) {
+	int e;
+
+	*s = (struct ruling_subject){ .ours = ruler_owns(p) && placed(p) };
+	e = allowed_cpus(r, st->pid, &s->allowed);
+	if (e == -ESRCH)
+		return e;
+	if (e < 0)
+		s->allowed = r->online;
+	if (s->ours)
+		return 0;
+	if (p)
+		return placements_original_of(p, &s->mask);
+	return actuator_get(st->pid, &s->mask) < 0 ? -ESRCH : 0;
+}
+
+/* The ruling of rule for st's process, carried out. Returns 1 when it
+ * pinned a spread process. */
+static int carry_out(struct ruler *r, const struct procfs_stat *st, struct placement *p, const struct rule *rule) {
+	struct ruling_context ctx = {
+		.topology = r->topology,
+		.mode = r->config->mode,
+		/* Dry-run on another machine's topology shows that machine's
+		 * decisions: this machine's CPUs and cpusets do not bound them. */
+		.bounded = !(r->config->mode == CONFIG_MODE_DRY_RUN && strcmp(r->topology->source, "system") != 0),
+	};
+	struct ruling_subject s;
+	struct ruling ruling;
+	bool was_pinned = ruler_owns(p) && p->state == PLACEMENT_PINNED;
+	char list[CPULIST_MAX], ccxs[CPULIST_MAX];
+	unsigned *load;
+	int e = read_subject(r, st, p, &s);
+
+	if (e < 0)
+		return placements_remove(r->placements, st->pid), 0;
+	load = placed_load(r, st->pid);
+	ctx.load = load;
+	e = load ? ruling_decide(rule, &s, &ctx, &ruling) : -ENOMEM;
+	free(load);
+	if (e < 0)
+		return log_error_errno(e, "Out of memory deciding %s[%d] under rule %s", st->comm, (int)st->pid,
+				       rule->name), 0;
+
+	/* What ccxd set goes back, unless it pins now. */
+	if (s.ours && ruling.action != RULING_PIN && ruling.action != RULING_WOULD_PIN &&
+	    placements_give_back(r->placements, p) == -ESRCH)
+		return placements_remove(r->placements, st->pid), 0;
+	if (ruling.action == RULING_HAND_OVER) {
+		if (ruler_owns(p))
+			placements_remove(r->placements, st->pid);
+		return 0;
+	}
+	p = placements_track(r->placements, st);
+	if (!p) {
+		free(ruling.sets);
+		return 0;
+	}
+	/* Taken with its original: what it has, or what the automatic policy
+	 * kept of it (the ruling looked at that for a hand-set mask). */
+	if ((ruling.action == RULING_PIN || ruling.action == RULING_WOULD_PIN) && !s.ours &&
+	    placements_claim(r->placements, p, PLACEMENT_RULE, rule->name, &s.allowed, true) < 0) {
+		free(ruling.sets);
+		return placements_remove(r->placements, st->pid), 0;
+	}
+	p->owner = PLACEMENT_RULE;
+	p->inherited_from = 0;
+	placement_set_rule(p, rule->name);
+	snprintf(p->reason, sizeof(p->reason), "%s", ruling.reason);
+	switch (ruling.action) {
+	case RULING_IGNORE:
+		p->state = PLACEMENT_IGNORED;
+		return 0;
+	case RULING_LEAVE_ALONE:
+		p->state = PLACEMENT_SKIPPED;
+		placement_set_spread(p, NULL, 0);
+		return 0;
+	case RULING_WOULD_PIN:
+		placement_set_spread(p, ruling.sets, ruling.n_sets);
+		p->cpus = ruling.cpus;
+		p->state = PLACEMENT_DRY_RUN;
+		return 0;
+	case RULING_PIN:
+		break;
+	case RULING_HAND_OVER:
+		return 0;
+	}
+	placement_set_spread(p, ruling.sets, ruling.n_sets);
+	e = placements_pin(r->placements, p, &ruling.cpus);
+	if (e == -ESRCH)
+		return placements_remove(r->placements, st->pid), 0;
+	if (e < 0) {
+		p->state = PLACEMENT_SKIPPED;
+		placement_set_reason(p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-e));
+		return 0;
+	}
+	if (!was_pinned)
+		log_decision(LOG_INFO,
+			     &(struct log_decision){ .pid = p->pid, .comm = p->comm, .rule = rule->name, .decision = "pin",
+						     .ccx = placer_ccx_list(r->topology, &ruling.cpus, ccxs, sizeof(ccxs)) },
+			     "Pinned %s[%d] to CCX %s (CPUs %s): rule %s", p->comm, (int)p->pid, ccxs,
+			     cpulist_format(&ruling.cpus, list, sizeof(list)), rule->name);
+	return p->n_spread > 0;
+}
+
+int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
+	struct procfs_stat st;
+	const struct rule *rule;
+	struct placement *p;
+	int e;
+
+	if (r->config->mode == CONFIG_MODE_OFF)
+		return 0;
+	e = procfs_read_stat(r->root, pid, &st);
+	if (e < 0) {
+		if (e != -ESRCH)
+			log_debug_errno(e, "Failed to read /proc/%d/stat, ignoring: %m", (int)pid);
+		placements_remove(r->placements, pid);
+		return 0;
+	}
+	if (st.flags & PROCFS_PF_KTHREAD)
+		return 0;
+	p = placements_get(r->placements, pid);
+	if (p && p->start_time != st.start_time) {
+		placements_remove(r->placements, pid);   /* the pid was reused behind our back */
+		p = NULL;
+	}
+	switch (ruling_look(ruler_owns(p) ? p : NULL, st.comm, trigger)) {
+	case RULING_NOTHING:
+		return 0;
+	case RULING_FORGET_DECIDE:
+		placements_remove(r->placements, pid);
+		p = NULL;
+		break;
+	case RULING_DECIDE:
+		break;
+	}
+	rule = match_rule(r, &st);
+	if (rule)
+		return carry_out(r, &st, p, rule);
+	/* A placement follows the process and its descendants through exec
+	 * until a rule says otherwise. */
+	if (!ruler_owns(p) && (trigger == RULING_SCAN || trigger == RULING_EXEC))
+		placements_adopt_if_inherited(r->placements, &st);
+	return 0;
+}
+
+bool ruler_exec_matters(struct ruler *r, pid_t pid) {
+	struct rule_identity id = { .comm = NULL };
+	char comm[PROCFS_COMM_MAX];
+	unsigned need = 0;
+
+	if (placements_get(r->placements, pid))
+		return true;
+	if (procfs_read_comm(r->root, pid, comm) < 0)
+		return false;
+	id.comm = comm;
+	return rules_match(r->config->rules, r->config->n_rules, &id, &need) || need;
+}
+
+void ruler_fork(struct ruler *r, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid) {
+	struct procfs_stat st;
+	struct placement *parent, *child;
+
+	if (child_pid != child_tgid) {
+		/* A thread inherits from the thread that made it; with policy =
+		 * spread it takes the next CCX instead. */
+		parent = placements_get(r->placements, child_tgid);
+		if (parent)
+			placements_spread_thread(r->placements, parent, child_pid);
+		return;
+	}
+	parent = placements_get(r->placements, parent_tgid);
+	if (!ruler_owns(parent) || !placed(parent) || procfs_read_stat(r->root, child_tgid, &st) < 0)
+		return;
+	child = placements_inherit(r->placements, &st, parent);
+	/* The parent may have forked before its own pin landed: set it anyway. */
+	if (child && child->state == PLACEMENT_PINNED && placements_pin(r->placements, child, &child->cpus) == -ESRCH)
+		placements_remove(r->placements, child_tgid);
+}
+
+bool ruler_sweep(struct ruler *r) {
+	bool spreading = false;
+
+	placements_adopt_children(r->placements);
+	for (struct placement *p = placements_next(r->placements, NULL); p; p = placements_next(r->placements, p))
+		if (ruler_owns(p) && p->state == PLACEMENT_PINNED && p->n_spread > 0) {
+			placements_spread_catch_up(r->placements, p);
+			spreading = true;
+		}
+	return spreading;
+}
+
+static bool rule_exists(const struct config *c, const char *name) {
+	for (size_t i = 0; name && i < c->n_rules; i++)
+		if (strcmp(c->rules[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+int ruler_redecide(struct ruler *r) {
+	size_t n;
+	pid_t *pids = placements_pids(r->placements, &n);
+	int spreading = 0;
+
+	if (!pids)
+		log_error("Out of memory: the processes placed by rules are decided again at their next event");
+	for (size_t i = 0; pids && i < n; i++) {
+		struct placement *p = placements_get(r->placements, pids[i]);
+		if (!ruler_owns(p) || p->state == PLACEMENT_RELEASED || (!p->rule && p->state == PLACEMENT_PINNED))
+			continue;   /* the automatic policy's, or decided by hand */
+		if (!rule_exists(r->config, p->rule)) {
+			placements_give_back(r->placements, p);
+			placements_remove(r->placements, pids[i]);
+			continue;
+		}
+		if (!p->inherited_from)
+			spreading |= ruler_evaluate(r, pids[i], RULING_RELOAD);
+	}
+	free(pids);
+	return spreading;
+}
+
+void ruler_restore_all(struct ruler *r, bool at_exit) {
+	struct placement *p, *next;
+
+	for (p = placements_next(r->placements, NULL); p; p = next) {
+		int e;
+		next = placements_next(r->placements, p);
+		if (!ruler_owns(p))
+			continue;
+		e = placements_give_back(r->placements, p);
+		if (!at_exit || e == -ESRCH || (e == 0 && p->state != PLACEMENT_RELEASED))
+			placements_remove(r->placements, p->pid);
+	}
+}
+
+const char *ruler_keep_on_restart(void *userdata, const struct ledger_entry *e) {
+	const struct ruler *r = userdata;
+
+	if (e->owner == LEDGER_AUTO)
+		return "automatic placements are measured again";
+	if (r->config->mode != CONFIG_MODE_ENFORCE)
+		return "mode is not enforce";
+	if (e->owner == LEDGER_RULE && !rule_exists(r->config, e->rule))
+		return "its rule is gone";
+	return NULL;
+}
+
+size_t ruler_pinned(const struct ruler *r) {
+	size_t n = 0;
+
+	for (const struct placement *p = placements_next(r->placements, NULL); p; p = placements_next(r->placements, p))
+		n += ruler_owns(p) && p->state == PLACEMENT_PINNED;
+	return n;
+}
+
+int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, struct placement **ret) {
+	struct procfs_stat st;
+	cpu_set_t target, allowed;
+	char ccxs[CPULIST_MAX];
+	struct placement *p;
+	int e;
+
+	if (r->config->mode == CONFIG_MODE_OFF)
+		return -ECANCELED;
+	if (procfs_read_stat(r->root, pid, &st) < 0)
+		return -ESRCH;
+	if (st.flags & PROCFS_PF_KTHREAD)
+		return -EPERM;
+	if (ccx >= r->topology->n_ccx || !r->topology->ccx[ccx].usable)
+		return -ENOENT;
+	e = allowed_cpus(r, pid, &allowed);
+	if (e < 0)
+		return e;
+	CPU_AND(&target, &r->topology->ccx[ccx].cpus, &allowed);
+	if (CPU_COUNT(&target) == 0)
+		return -EXDEV;
+
+	p = placements_track(r->placements, &st);
+	if (!p)
+		return -ESRCH;
+	/* Pinned already, or seated by the automatic policy: what it had
+	 * before ccxd is still the original. A hand may narrow anything. */
+	e = placements_claim(r->placements, p, PLACEMENT_HAND, NULL, &allowed, true);
+	if (e < 0)
+		return e;
+	placement_set_spread(p, NULL, 0);
+	if (r->config->mode == CONFIG_MODE_DRY_RUN) {
+		p->cpus = target;
+		p->state = PLACEMENT_DRY_RUN;
+		placement_set_reason(p, "pinned by hand to CCX %u (dry-run)", ccx);
+		*ret = p;
+		return 0;
+	}
+	e = placements_pin(r->placements, p, &target);
+	if (e < 0) {
+		if (e == -ESRCH)
+			placements_remove(r->placements, pid);
+		else
+			p->state = PLACEMENT_SKIPPED;
+		return e;
+	}
+	placement_set_reason(p, "pinned by hand to CCX %u", ccx);
+	log_decision(LOG_INFO, &(struct log_decision){ .pid = pid, .comm = p->comm, .decision = "pin",
+						       .ccx = placer_ccx_list(r->topology, &target, ccxs, sizeof(ccxs)) },
+		     "Pinned %s[%d] to CCX %u by hand", p->comm, (int)pid, ccx);
+	*ret = p;
+	return 0;
+}
+
+int ruler_unpin(struct ruler *r, pid_t pid, struct placement **ret) {
+	struct placement *p = placements_get(r->placements, pid);
+	int e;
+
+	if (!ruler_owns(p))
+		return kill(pid, 0) < 0 && errno == ESRCH ? -ESRCH : -ENOTCONN;
+	if (!placed(p))
+		return -ENOTCONN;
+	e = placements_give_back(r->placements, p);
+	if (e == -ESRCH) {
+		placements_remove(r->placements, pid);
+		return e;
+	}
+	if (e < 0)
+		return e;
+	p->state = PLACEMENT_RELEASED;
+	placement_set_reason(p, "released by hand; left alone until it executes a new program");
+	log_decision(LOG_INFO, &(struct log_decision){ .pid = pid, .comm = p->comm, .decision = "release" },
+		     "Released %s[%d]", p->comm, (int)pid);
+	*ret = p;
+	return 0;
+}

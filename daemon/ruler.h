@@ -1,0 +1,63 @@
+/* The rules at work: reads what a ruling needs of a process (/proc, its
+ * affinity), asks ruling.h what the rules say, and carries it out on the
+ * table of placements; and does what a hand asks (ccxctl pin, unpin). */
+#pragma once
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "ledger.h"
+#include "placements.h"
+#include "ruling.h"
+#include "topology.h"
+
+struct ruler;
+
+int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, struct ruler **ret);
+void ruler_free(struct ruler *r);
+
+/* The config and topology to decide by, until the next call. */
+void ruler_use(struct ruler *r, const struct config *c, const struct topology *t);
+
+/* Whether p is a rule's or a hand's: the automatic policy's members are
+ * its groups'. */
+bool ruler_owns(const struct placement *p);
+
+/* Decides pid under the rules. Returns 1 when it pinned a process whose
+ * threads take sets in turn (thread events are needed), else 0. */
+int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger);
+/* Whether an exec of pid may concern the rules: a process they know, or
+ * one whose comm a rule names or may name (by exe or cmdline). Costs one
+ * comm read for a stranger. */
+bool ruler_exec_matters(struct ruler *r, pid_t pid);
+/* A fork: a thread of a spread process takes its set; a process inherits
+ * its parent's placement. */
+void ruler_fork(struct ruler *r, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid);
+/* Children that inherited a placement while no event told of them, and
+ * threads of spread processes made meanwhile. Returns whether a spread
+ * process needs thread events. */
+bool ruler_sweep(struct ruler *r);
+
+/* After the rules changed: processes whose rule is gone get their original
+ * back; the rest are decided again. Returns 1 as ruler_evaluate() does. */
+int ruler_redecide(struct ruler *r);
+/* Gives every process a rule or a hand pinned its original back and forgets
+ * them. At exit, two kinds stay for the ledger to keep until the next
+ * start: those released by hand (still left alone then), and any whose
+ * original could not be put back (still owed). */
+void ruler_restore_all(struct ruler *r, bool at_exit);
+/* What a killed ccxd left placed and a restarted one takes back: NULL,
+ * or why it goes back to its original (placements_readopt()). */
+const char *ruler_keep_on_restart(void *userdata, const struct ledger_entry *e);
+/* The processes it pinned. */
+size_t ruler_pinned(const struct ruler *r);
+
+/* By hand: pin pid to one CCX, or put back its original affinity. Return 0 or
+ * -ESRCH (no such process), -ENOENT (no such CCX), -EPERM (kernel thread),
+ * -EXDEV (its cgroup cpuset excludes that CCX), -ENOTCONN (not pinned),
+ * -ECANCELED (mode = off), other -errno from the kernel. */
+int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, struct placement **ret);
+int ruler_unpin(struct ruler *r, pid_t pid, struct placement **ret);
