@@ -8,10 +8,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <json-c/json.h>
 
-#include "atomicfile.h"
 #include "cpulist.h"
+#include "learned.h"
 #include "log.h"
 #include "procfs.h"
 
@@ -24,21 +23,14 @@
 
 static const enum seating default_order[] = { SEATING_CORES, SEATING_SMT, SEATING_SHARED };
 
-struct learned {
-	char *programs;
-	enum seating seating;
-};
-
 struct autoplace {
 	const char *root;
 	struct placements *placements;   /* the members' entries are there */
-	char *memory;              /* file of what won, or NULL */
 	struct sampler *sampler;
 	struct sampler_result *sample;
 	struct autoplace_group *groups;
 	size_t n_groups;
-	struct learned *learned;
-	size_t n_learned;
+	struct learned *learned;   /* what won, per set of programs */
 	struct autoplace_stats stats;
 };
 
@@ -51,8 +43,11 @@ int autoplace_new(const char *root, enum sampler_reading reading, struct placeme
 		return -ENOMEM;
 	a->root = root;
 	a->placements = placements;
-	r = sampler_new(root, reading, &a->sampler);
+	r = learned_new(NULL, &a->learned);
+	if (r >= 0)
+		r = sampler_new(root, reading, &a->sampler);
 	if (r < 0) {
+		learned_free(a->learned);
 		free(a);
 		return r;
 	}
@@ -106,12 +101,9 @@ void autoplace_free(struct autoplace *a) {
 	for (size_t i = 0; i < a->n_groups; i++)
 		group_clear(&a->groups[i]);
 	free(a->groups);
-	for (size_t i = 0; i < a->n_learned; i++)
-		free(a->learned[i].programs);
-	free(a->learned);
+	learned_free(a->learned);
 	sampler_result_free(a->sample);
 	sampler_free(a->sampler);
-	free(a->memory);
 	free(a);
 }
 
@@ -156,6 +148,14 @@ static struct placement *hold(struct autoplace *a, const struct topology *t, str
 	if (grown)
 		g->members = grown;
 	if (r < 0) {
+		if (r == -EPERM) {
+			char list[CPULIST_MAX], cpuset[CPULIST_MAX];
+			cpu_set_t mask;
+			placements_original_of(p, &mask);
+			log_debug("%s[%d] has CPUs %s of %s: set by somebody else, not the automatic policy's to move",
+				  p->comm, (int)pid, cpulist_format(&mask, list, sizeof(list)),
+				  cpulist_format(allowed, cpuset, sizeof(cpuset)));
+		}
 		if (fresh)
 			placements_remove(a->placements, pid);
 		goto fail;
@@ -264,11 +264,8 @@ static size_t plan_order(const struct autoplace *a, const struct autoplace_group
 			 const struct autoplace_options *o, enum seating *order) {
 	const enum seating *allowed = o->n_seatings ? o->seatings : default_order;
 	size_t n_allowed = o->n_seatings ? o->n_seatings : sizeof(default_order) / sizeof(default_order[0]), n = 0;
-	enum seating first = _SEATING_MAX;
+	enum seating first = learned_seating(a->learned, g->programs);
 
-	for (size_t i = 0; g->programs && i < a->n_learned; i++)
-		if (strcmp(a->learned[i].programs, g->programs) == 0)
-			first = a->learned[i].seating;
 	for (size_t i = 0; i < n_allowed && first != _SEATING_MAX; i++)
 		if (allowed[i] == first)
 			order[n++] = first;   /* only if still allowed */
@@ -285,75 +282,15 @@ static void cite_probe(struct autoplace_group *g, const struct autoplace_options
 		g->probe = *o->probe;
 }
 
-static void remember(struct autoplace *a, const char *programs, enum seating seating) {
-	struct learned *grown;
-
-	for (size_t i = 0; i < a->n_learned; i++)
-		if (strcmp(a->learned[i].programs, programs) == 0) {
-			a->learned[i].seating = seating;
-			return;
-		}
-	grown = realloc(a->learned, (a->n_learned + 1) * sizeof(*grown));
-	if (!grown)
-		return;
-	a->learned = grown;
-	a->learned[a->n_learned].programs = strdup(programs);
-	if (a->learned[a->n_learned].programs)
-		a->learned[a->n_learned++].seating = seating;
-}
-
-/* {"version": 1, "seatings": {"/usr/bin/pv|/usr/bin/yes": "shared-cpu", ...}},
- * written to a temporary file and renamed over the old one, so that a crash
- * never leaves half a file. */
-static int save_memory(const struct autoplace *a) {
-	json_object *o = json_object_new_object(), *seatings = json_object_new_object();
-	const char *text;
-	int r;
-
-	json_object_object_add(o, "version", json_object_new_int(1));
-	for (size_t i = 0; i < a->n_learned; i++)
-		json_object_object_add(seatings, a->learned[i].programs,
-				       json_object_new_string(seating_to_string(a->learned[i].seating)));
-	json_object_object_add(o, "seatings", seatings);
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	r = text ? atomicfile_write(a->memory, text, 0644, true) : -ENOMEM;
-	json_object_put(o);
-	return r;
-}
-
 int autoplace_set_memory(struct autoplace *a, const char *path) {
-	json_object *o, *seatings;
+	struct learned *l;
+	int r = learned_new(path, &l);
 
-	free(a->memory);
-	a->memory = strdup(path);
-	if (!a->memory)
-		return -ENOMEM;
-	if (access(path, F_OK) < 0)
-		return 0;
-	o = json_object_from_file(path);
-	if (!o || !json_object_object_get_ex(o, "seatings", &seatings) ||
-	    !json_object_is_type(seatings, json_type_object)) {
-		json_object_put(o);
-		return log_warning_errno(-EINVAL, "Ignoring %s: not what ccxd writes there", path);
-	}
-	json_object_object_foreach(seatings, programs, value) {
-		for (int s = 0; s < _SEATING_MAX; s++)
-			if (json_object_is_type(value, json_type_string) &&
-			    strcmp(json_object_get_string(value), seating_to_string((enum seating)s)) == 0)
-				remember(a, programs, (enum seating)s);
-	}
-	json_object_put(o);
+	if (r < 0)
+		return r;
+	learned_free(a->learned);
+	a->learned = l;
 	return 0;
-}
-
-static void learn(struct autoplace *a, const struct autoplace_group *g) {
-	int r;
-
-	if (!g->programs)
-		return;
-	remember(a, g->programs, g->x.seating);
-	if (a->memory && (r = save_memory(a)) < 0)
-		log_warning_errno(r, "Failed to write %s: %m", a->memory);
 }
 
 /* Seated (or, in dry-run, decided): its demand is counted where it sits. */
@@ -539,7 +476,8 @@ static void carry_out(struct autoplace *a, const struct topology *t, struct auto
 		return;
 	if (g->x.state == EXPERIMENT_KEPT) {
 		a->stats.kept++;
-		learn(a, g);
+		if (g->programs)
+			learned_keep(a->learned, g->programs, g->x.seating);
 	} else if (g->x.state == EXPERIMENT_REVERTED)
 		a->stats.reverted++;
 	if (g->x.state == EXPERIMENT_KEPT || g->x.state == EXPERIMENT_REVERTED)

@@ -55,9 +55,9 @@ check "one CCX of two: a group is formed and a move tried" wait_for 10 sh -c "$C
 check "a move that made the group slower is reverted" wait_for 10 sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq -r '.groups[] | select(.pids | index($P)) | .state')\" = reverted ]"
 g=$(group_json "$P")
 echo "# evidence: $(echo "$g" | jq -c '{rate_before, trials}')"
-# Whether the shared CPU measured slower or within the noise, it did not beat
-# the rate before by min_gain (5 %): the evidence must say so, consistently.
-check "its evidence says the seating did not beat the rate before" sh -c "echo '$g' | jq -e '.trials[0].seating == \"shared-cpu\" and .trials[0].beat == false and .trials[0].gain < 0.05 and .rate_before > 0' >/dev/null"
+# Reverted: the evidence must say that the shared CPU did not beat the rate
+# before, whatever its measured gain (a figure, for the benchmarks).
+check "its evidence says the seating did not beat the rate before" sh -c "echo '$g' | jq -e '.trials[0].seating == \"shared-cpu\" and .trials[0].beat == false and .rate_before > 0' >/dev/null"
 originals_back() { cpus_are "$P" 0-1 && cpus_are "$C" 0-1; }
 check "and the original masks are back" originals_back
 stop_pipeline
@@ -201,8 +201,8 @@ fork_seated() {
 	for try in 1 2 3; do
 		wait_for 10 sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$P/status)\" != 0-1 ]" || return 1
 		sig USR1 "$P"
-		wait_for 2 sh -c "pgrep -P $P | grep -vx $C" >/dev/null
-		K=$(pgrep -P "$P" | grep -vx "$C")
+		wait_for 2 sh -c "pgrep -n -P $P | grep -vx $C" >/dev/null
+		K=$(pgrep -n -P "$P" | grep -vx "$C")   # the newest: one killed before may linger unreaped
 		CHILDREN="$CHILDREN $K"
 		inherited=$(mask_of "$K")
 		[ "$inherited" != 0-1 ] && return 0

@@ -1,0 +1,113 @@
+#include "learned.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "atomicfile.h"
+#include "log.h"
+
+struct learned {
+	char *path;                /* NULL: not written */
+	struct won {
+		char *programs;
+		enum seating seating;
+	} *won;
+	size_t n_won;
+};
+
+static void remember(struct learned *l, const char *programs, enum seating seating) {
+	struct won *grown;
+
+	for (size_t i = 0; i < l->n_won; i++)
+		if (strcmp(l->won[i].programs, programs) == 0) {
+			l->won[i].seating = seating;
+			return;
+		}
+	grown = realloc(l->won, (l->n_won + 1) * sizeof(*grown));
+	if (!grown)
+		return;
+	l->won = grown;
+	l->won[l->n_won].programs = strdup(programs);
+	if (l->won[l->n_won].programs)
+		l->won[l->n_won++].seating = seating;
+}
+
+/* Written to a temporary file and renamed over the old one, so that a crash
+ * never leaves half a file. */
+static int save(const struct learned *l) {
+	json_object *o = json_object_new_object(), *seatings = json_object_new_object();
+	const char *text;
+	int r;
+
+	json_object_object_add(o, "version", json_object_new_int(1));
+	for (size_t i = 0; i < l->n_won; i++)
+		json_object_object_add(seatings, l->won[i].programs,
+				       json_object_new_string(seating_to_string(l->won[i].seating)));
+	json_object_object_add(o, "seatings", seatings);
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	r = text ? atomicfile_write(l->path, text, 0644, true) : -ENOMEM;
+	json_object_put(o);
+	return r;
+}
+
+static void load(struct learned *l) {
+	json_object *o, *seatings;
+
+	if (access(l->path, F_OK) < 0)
+		return;
+	o = json_object_from_file(l->path);
+	if (!o || !json_object_object_get_ex(o, "seatings", &seatings) ||
+	    !json_object_is_type(seatings, json_type_object)) {
+		json_object_put(o);
+		log_warning_errno(-EINVAL, "Ignoring %s: not what ccxd writes there", l->path);
+		return;
+	}
+	json_object_object_foreach(seatings, programs, value) {
+		for (int s = 0; s < _SEATING_MAX; s++)
+			if (json_object_is_type(value, json_type_string) &&
+			    strcmp(json_object_get_string(value), seating_to_string((enum seating)s)) == 0)
+				remember(l, programs, (enum seating)s);
+	}
+	json_object_put(o);
+}
+
+int learned_new(const char *path, struct learned **ret) {
+	struct learned *l = calloc(1, sizeof(*l));
+
+	if (!l || (path && !(l->path = strdup(path)))) {
+		free(l);
+		return -ENOMEM;
+	}
+	if (l->path)
+		load(l);
+	*ret = l;
+	return 0;
+}
+
+void learned_free(struct learned *l) {
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n_won; i++)
+		free(l->won[i].programs);
+	free(l->won);
+	free(l->path);
+	free(l);
+}
+
+enum seating learned_seating(const struct learned *l, const char *programs) {
+	for (size_t i = 0; programs && i < l->n_won; i++)
+		if (strcmp(l->won[i].programs, programs) == 0)
+			return l->won[i].seating;
+	return _SEATING_MAX;
+}
+
+void learned_keep(struct learned *l, const char *programs, enum seating seating) {
+	int r;
+
+	remember(l, programs, seating);
+	if (l->path && (r = save(l)) < 0)
+		log_warning_errno(r, "Failed to write %s: %m", l->path);
+}

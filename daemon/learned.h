@@ -1,0 +1,21 @@
+/* What won, per set of programs: the seating each set of programs kept
+ * last, tried first when those programs are grouped again, and kept across
+ * restarts in a JSON file (state_dir/placements.json):
+ *   {"version": 1, "seatings": {"/usr/bin/pv|/usr/bin/yes": "shared-cpu"}} */
+#pragma once
+
+#include <stdbool.h>
+
+#include "placer.h"
+
+struct learned;
+
+/* path NULL: remembered until exit only. A file that is not what ccxd
+ * writes is ignored, with a warning; a missing one is no error. */
+int learned_new(const char *path, struct learned **ret);
+void learned_free(struct learned *l);
+
+/* What won for programs ("a|b": the sorted executables), or _SEATING_MAX. */
+enum seating learned_seating(const struct learned *l, const char *programs);
+/* Remembers it, and writes the file (a failure is logged). */
+void learned_keep(struct learned *l, const char *programs, enum seating seating);
