@@ -8,8 +8,10 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "log.h"
 
@@ -61,6 +63,29 @@ static int worker_progress(const struct probe_progress *p, void *userdata) {
 	return r < 0 ? -ECANCELED : 0;
 }
 
+/* The worker measures, and writes what it measured to a pipe: it needs
+ * none of the daemon's privileges, and holds none, so that nothing it runs
+ * (a codec, on data of its own making) can use them. Every capability
+ * goes, from every set; no execve can bring any back. The bounding set
+ * needs CAP_SETPCAP to shrink: without it (the service runs as its own
+ * user) it stays, and no_new_privs keeps file capabilities out. */
+static int drop_privileges(void) {
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3];
+
+	memset(none, 0, sizeof(none));
+	for (unsigned long cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM)
+			return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	if (syscall(SYS_capset, &header, none) < 0)
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 static void worker_main(int fd, pid_t parent, const struct topology *t, const struct probe_options *options) {
 	struct probe_options o = *options;
 	struct probe_results *res = NULL;
@@ -87,7 +112,9 @@ static void worker_main(int fd, pid_t parent, const struct topology *t, const st
 
 	o.progress = worker_progress;
 	o.userdata = &fd;
-	r = probe_run(t, &o, &res);
+	r = drop_privileges();
+	if (r >= 0)
+		r = probe_run(t, &o, &res);
 	out = json_object_new_object();
 	if (r < 0)
 		json_object_object_add(out, "error", json_object_new_int(r));

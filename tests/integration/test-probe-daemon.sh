@@ -44,6 +44,12 @@ ctl status >/dev/null
 t1=$(ms_now)
 check "status answers while it runs ($((t1 - t0)) ms)" [ $((t1 - t0)) -lt 2000 ]
 check "the worker is a process of its own, not ccxd" sh -c "[ -n '$worker' ] && [ '$worker' != '$CCXD_PID' ] && [ \"\$(cat /proc/$worker/comm)\" = ccxd-probe ]"
+# capless PID: it holds no capability in any set, and may gain none
+capless() {
+	[ "$(grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb):' "/proc/$1/status" | awk '{print $2}' | sort -u)" = 0000000000000000 ] &&
+		grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$1/status"
+}
+check "the worker holds no capability, and may gain none" wait_for 2 capless "$worker"
 out=$(ctl probe --quick 2>&1)
 rc=$?
 check "a second probe meanwhile is refused" sh -c "[ $rc -eq 1 ] && echo '$out' | grep -q 'io.ccxd.ProbeRunning'"
