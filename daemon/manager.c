@@ -254,17 +254,23 @@ static const struct watcher_ops watcher_ops = {
 
 /* ---- the originals owed, kept across restarts ------------------------- */
 
+static const char *keep_on_restart(void *userdata, const struct ledger_entry *e) {
+	struct manager *m = userdata;
+
+	return ruler_keep_on_restart(m->ruler, e);
+}
+
+static void decide_on_restart(void *userdata, pid_t pid) {
+	evaluate(userdata, pid, RULING_RELOAD);
+}
+
 /* Takes back what a killed ccxd left placed, and decides the rules' again
  * under the rules as they are now: a changed rule moves it, its original
  * stays. */
 static void readopt(struct manager *m) {
-	pid_t *decide;
-	size_t n_decide;
+	static const struct placements_readopt_ops ops = { keep_on_restart, decide_on_restart };
 
-	placements_readopt(m->placements, ruler_keep_on_restart, m->ruler, &decide, &n_decide);
-	for (size_t i = 0; i < n_decide; i++)
-		evaluate(m, decide[i], RULING_RELOAD);
-	free(decide);
+	placements_readopt(m->placements, &ops, m);
 }
 
 /* ---- housekeeping ----------------------------------------------------- */

@@ -38,6 +38,7 @@ struct placements {
 	uint64_t ledger_usec;      /* CLOCK_MONOTONIC of the last write */
 	char *ledger_text;         /* what was last written, NULL when nothing is owed */
 	int ledger_error;          /* of the last write, 0 or -errno: logged when it changes */
+	bool ledger_kept;          /* the last ccxd's could not all be taken back: never rewritten */
 };
 
 static size_t bucket_of(size_t n_buckets, pid_t pid) {
@@ -190,12 +191,15 @@ struct placement *placements_track(struct placements *pl, const struct procfs_st
 	if (p)
 		placements_remove(pl, st->pid);   /* the pid was reused behind our back */
 	fd = actuator_open(pl->root, st->pid, st->start_time);
-	if (fd < 0)
+	if (fd < 0) {
+		errno = ESRCH;
 		return NULL;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		close(fd);
 		log_error("Out of memory for the table of placements");
+		errno = ENOMEM;
 		return NULL;
 	}
 	p = &e->p;
@@ -578,7 +582,7 @@ int placements_sync_ledger(struct placements *pl) {
 	char *text;
 	int r;
 
-	if (!pl->runtime_dir)
+	if (!pl->runtime_dir || pl->ledger_kept)
 		return 0;
 	r = collect_owed(pl, &e, &n);
 	if (r >= 0) {
@@ -637,20 +641,20 @@ static void give_back_entry(struct placements *pl, const struct ledger_entry *e,
 	}
 }
 
-/* e's process, still running as the killed ccxd left it: taken back. */
-static void take_back(struct placements *pl, const struct ledger_entry *e, const struct procfs_stat *st,
-		      pid_t *decide, size_t *n_decide) {
+/* e's process, still running as the killed ccxd left it: taken back.
+ * -ENOMEM when there was no memory for its entry. */
+static int take_back(struct placements *pl, const struct ledger_entry *e, const struct procfs_stat *st) {
 	struct placement *p = placements_track(pl, st);
 
 	if (!p)
-		return;
+		return errno == ENOMEM ? -ENOMEM : 0;
 	p->original = e->original;
 	p->have_original = true;
 	if (e->owner == LEDGER_RELEASED) {
 		/* Left alone until it executes another program, restart or not. */
 		p->state = PLACEMENT_RELEASED;
 		placement_set_reason(p, "released by hand; left alone until it executes a new program");
-		return;
+		return 0;
 	}
 	p->owner = e->owner == LEDGER_RULE ? PLACEMENT_RULE : PLACEMENT_HAND;
 	p->state = PLACEMENT_PINNED;
@@ -660,35 +664,38 @@ static void take_back(struct placements *pl, const struct ledger_entry *e, const
 	placement_set_reason(p, e->owner == LEDGER_HAND ? "pinned by hand (before ccxd restarted)"
 			     : "rule %s (before ccxd restarted)", e->rule);
 	pl->stats.readopted++;
-	if (e->owner == LEDGER_RULE && !e->inherited_from)
-		decide[(*n_decide)++] = e->pid;
+	return 0;
 }
 
-int placements_readopt(struct placements *pl, placements_keep_fn keep, void *userdata, pid_t **decide,
-		       size_t *n_decide) {
+/* Out of memory while taking back what a killed ccxd owed: what its ledger
+ * names is not all known here, so the file stays as it is, for the next
+ * start to take back, and what is owed from now on is not written. */
+static void keep_ledger(struct placements *pl) {
+	pl->ledger_kept = true;
+	log_error("Out of memory taking back what ccxd had placed before it restarted: %s/%s stays as it is, "
+		  "and is not rewritten until the next start", pl->runtime_dir, LEDGER_FILE);
+}
+
+int placements_readopt(struct placements *pl, const struct placements_readopt_ops *ops, void *userdata) {
 	struct ledger_entry *e;
 	size_t n;
 	char *error = NULL;
 	int r;
 
-	*decide = NULL;
-	*n_decide = 0;
 	if (!pl->runtime_dir)
 		return 0;
 	r = ledger_read(pl->runtime_dir, &e, &n, &error);
 	if (r == -ENOENT)
 		return 0;
+	if (r == -ENOMEM) {
+		keep_ledger(pl);
+		return r;
+	}
 	if (r < 0) {
 		log_warning("Ignoring %s/%s: %s", pl->runtime_dir, LEDGER_FILE, error ? error : strerror(-r));
 		free(error);
 		placements_owe_changed(pl);   /* replaced by what is owed now */
 		return 0;
-	}
-	*decide = calloc(n + 1, sizeof(**decide));
-	if (!*decide) {
-		/* What it names stays written, for the next start to take back. */
-		free(e);
-		return log_error_errno(-ENOMEM, "Out of memory taking back what ccxd had placed before it restarted");
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct procfs_stat st;
@@ -696,23 +703,33 @@ int placements_readopt(struct placements *pl, placements_keep_fn keep, void *use
 		const char *why;
 
 		if (procfs_read_stat(pl->root, e[i].pid, &st) < 0 || st.start_time != e[i].start_time ||
-		    actuator_get(e[i].pid, &current) < 0)
-			continue;   /* gone: nothing owed */
+		    actuator_get(e[i].pid, &current) < 0) {
+			e[i].pid = 0;   /* gone: nothing owed */
+			continue;
+		}
 		if (e[i].owner != LEDGER_RELEASED && !cpulist_is_subset(&current, &e[i].cpus)) {
 			log_info("%s[%d] was moved by somebody else since ccxd last ran; leaving it alone", e[i].comm,
 				 (int)e[i].pid);
+			e[i].pid = 0;
 			continue;
 		}
-		why = e[i].owner == LEDGER_RELEASED ? NULL : keep(userdata, &e[i]);
-		if (why)
+		why = e[i].owner == LEDGER_RELEASED ? NULL : ops->keep(userdata, &e[i]);
+		if (why) {
 			give_back_entry(pl, &e[i], why);
-		else
-			take_back(pl, &e[i], &st, *decide, n_decide);
+			e[i].pid = 0;
+		} else if (take_back(pl, &e[i], &st) == -ENOMEM) {
+			keep_ledger(pl);
+			e[i].pid = 0;
+		}
 	}
-	free(e);
 	if (pl->stats.readopted)
 		log_info("Took back %" PRIu64 " process%s that ccxd had placed before it restarted", pl->stats.readopted,
 			 pl->stats.readopted == 1 ? "" : "es");
+	/* Under the rules as they are now, once all are back. */
+	for (size_t i = 0; i < n; i++)
+		if (e[i].pid && e[i].owner == LEDGER_RULE && !e[i].inherited_from)
+			ops->decide(userdata, e[i].pid);
+	free(e);
 	placements_owe_changed(pl);
 	return 0;
 }

@@ -82,7 +82,8 @@ pid_t *placements_pids(const struct placements *pl, size_t *n);
 
 /* The entry for st's process, made on first sight (state SKIPPED, owner
  * RULE, no original): one of an earlier process with the same pid goes.
- * NULL when the process is gone already, or out of memory. */
+ * NULL when the process is gone already (errno ESRCH), or out of memory
+ * (ENOMEM). */
 struct placement *placements_track(struct placements *pl, const struct procfs_stat *st);
 /* Forgets pid, without touching its affinity: it is gone, or not ccxd's. */
 void placements_remove(struct placements *pl, pid_t pid);
@@ -150,14 +151,19 @@ void placements_owe_changed(struct placements *pl);
  * with nothing owed the file goes. */
 int placements_sync_ledger(struct placements *pl);
 
-/* For each process a killed ccxd left placed and that still runs as it was
- * left: NULL to take it back as it was (a rule's or a hand's), or why it
- * gets its original back instead. */
-typedef const char *(*placements_keep_fn)(void *userdata, const struct ledger_entry *e);
-/* Takes back what the ledger names; *decide (n_decide) gets the rules'
- * processes, to decide again under the rules as they are now. */
-int placements_readopt(struct placements *pl, placements_keep_fn keep, void *userdata, pid_t **decide,
-		       size_t *n_decide);
+struct placements_readopt_ops {
+	/* For each process a killed ccxd left placed that still runs as it was
+	 * left: NULL to take it back as it was (a rule's or a hand's), or why
+	 * it gets its original back instead. */
+	const char *(*keep)(void *userdata, const struct ledger_entry *e);
+	/* Each rule's process taken back, once all are: to decide it again
+	 * under the rules as they are now. */
+	void (*decide)(void *userdata, pid_t pid);
+};
+
+/* Takes back what the ledger names. Out of memory, the file is left as it
+ * is for the next start, and never rewritten by this one. */
+int placements_readopt(struct placements *pl, const struct placements_readopt_ops *ops, void *userdata);
 
 struct placements_stats placements_stats(const struct placements *pl);
 

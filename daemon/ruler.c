@@ -344,9 +344,7 @@ void ruler_restore_all(struct ruler *r, bool at_exit) {
 	}
 }
 
-const char *ruler_keep_on_restart(void *userdata, const struct ledger_entry *e) {
-	const struct ruler *r = userdata;
-
+const char *ruler_keep_on_restart(const struct ruler *r, const struct ledger_entry *e) {
 	if (e->owner == LEDGER_AUTO)
 		return "automatic placements are measured again";
 	if (r->config->mode != CONFIG_MODE_ENFORCE)

@@ -51,7 +51,7 @@ int ruler_redecide(struct ruler *r);
 void ruler_restore_all(struct ruler *r, bool at_exit);
 /* What a killed ccxd left placed and a restarted one takes back: NULL,
  * or why it goes back to its original (placements_readopt()). */
-const char *ruler_keep_on_restart(void *userdata, const struct ledger_entry *e);
+const char *ruler_keep_on_restart(const struct ruler *r, const struct ledger_entry *e);
 /* The processes it pinned. */
 size_t ruler_pinned(const struct ruler *r);
 
