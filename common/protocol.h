@@ -14,6 +14,8 @@
 #include "topology.h"
 
 #define CCXD_INTERFACE            "io.ccxd"
+/* Where ccxd listens and ccxctl calls, unless told otherwise. */
+#define CCXD_DEFAULT_SOCKET       "/run/ccxd/ccxd.sock"
 #define CCXD_PROTOCOL_VERSION     1
 
 #define CCXD_METHOD_GET_STATUS    CCXD_INTERFACE ".GetStatus"

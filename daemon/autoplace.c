@@ -13,6 +13,7 @@
 #include "learned.h"
 #include "log.h"
 #include "procfs.h"
+#include "util.h"
 
 /* A group unseen for this many samples has ended: its members get their
  * originals back. Short gaps (a pipeline between two files) keep it. */
@@ -216,12 +217,6 @@ static bool ruled(const struct autoplace *a, pid_t pid) {
 }
 
 /* ---- decisions --------------------------------------------------------- */
-
-static int compare_pid(const void *x, const void *y) {
-	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
-
-	return (a > b) - (a < b);
-}
 
 static int compare_str(const void *x, const void *y) {
 	return strcmp(*(char *const *)x, *(char *const *)y);
@@ -553,7 +548,7 @@ static bool taken_over(const struct autoplace *a, const struct autoplace_group *
 		if (o == g || !o->seen)
 			continue;
 		for (size_t k = 0; k < g->group.n_pids; k++)
-			if (bsearch(&g->group.pids[k], o->group.pids, o->group.n_pids, sizeof(pid_t), compare_pid))
+			if (bsearch(&g->group.pids[k], o->group.pids, o->group.n_pids, sizeof(pid_t), util_compare_pid))
 				return true;
 	}
 	return false;
@@ -621,17 +616,10 @@ static void dry_run(struct autoplace *a, const struct topology *t, struct autopl
 	free(threads);
 }
 
-static uint64_t cpu_time_usec(void) {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_mode mode,
 		    const struct autoplace_options *options, uint64_t now_usec) {
 	struct autoplace_options o = *options;
-	uint64_t started = cpu_time_usec();
+	uint64_t started = util_usec(CLOCK_PROCESS_CPUTIME_ID);
 	struct sampler_result *sample;
 	struct group *fresh;
 	unsigned moves = 0;
@@ -680,7 +668,7 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 	a->stats.cycles++;
 	a->stats.last_scanned = sample->n_scanned;
 	a->stats.last_active = sample->n_procs;
-	a->stats.last_cycle_usec = cpu_time_usec() - started;
+	a->stats.last_cycle_usec = util_usec(CLOCK_PROCESS_CPUTIME_ID) - started;
 	return r;
 }
 

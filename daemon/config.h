@@ -7,11 +7,12 @@
 #include <stdint.h>
 
 #include "placer.h"
+#include "protocol.h"
 #include "rules.h"
 #include "sampler.h"
 
 #define CONFIG_DEFAULT_PATH    "/etc/ccxd.conf"
-#define CONFIG_DEFAULT_SOCKET  "/run/ccxd/ccxd.sock"
+#define CONFIG_DEFAULT_SOCKET  CCXD_DEFAULT_SOCKET
 #define CONFIG_DEFAULT_RUNTIME "/run/ccxd"
 
 enum config_mode {

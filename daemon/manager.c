@@ -24,6 +24,7 @@
 #include "ruler.h"
 #include "status.h"
 #include "watcher.h"
+#include "util.h"
 
 struct manager_stats {
 	uint64_t rescans;          /* full /proc scans */
@@ -366,13 +367,10 @@ int manager_reload(struct manager *m, char ***errors) {
 	struct config *c;
 	struct topology *t;
 	bool topology_changed;
-	struct timespec ts;
 	int r;
 
 	/* Type=notify-reload wants the time of the reload with it. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
-		   (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)util_usec(CLOCK_MONOTONIC));
 	r = manager_load_config(m->config_path, m->config_path_explicit, &c, &t, errors);
 	if (r < 0) {
 		m->stats.reload_failures++;
@@ -528,7 +526,6 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 int manager_new(const char *config_path, struct manager **ret, char ***errors) {
 	struct manager *m = calloc(1, sizeof(*m));
-	struct timespec ts;
 	int r;
 
 	*errors = NULL;
@@ -551,8 +548,7 @@ int manager_new(const char *config_path, struct manager **ret, char ***errors) {
 		log_warning_errno(r, "Failed to read the online CPUs, using this process's affinity: %m");
 		actuator_get(0, &m->online);
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	m->started_usec = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	m->started_usec = util_usec(CLOCK_REALTIME);
 	*ret = m;
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include "prober.h"
 #include "protocol.h"
 #include "status.h"
+#include "util.h"
 
 static json_object *cpus_json(const cpu_set_t *cpus) {
 	char list[CPULIST_MAX];
@@ -212,13 +213,6 @@ static json_object *sampling_json(const struct autoplace_stats *st) {
 	return o;
 }
 
-static uint64_t now_realtime_usec(void) {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* The status view of the manager at userdata; false, with the call failed,
  * when out of memory. */
 static bool status_of(void *userdata, struct control_call *call, struct ccxd_status *st) {
@@ -264,7 +258,7 @@ static void get_status(void *userdata, struct control_call *call) {
 		json_object_array_add(procs, proc_json(st.topology, st.processes[i]));
 	json_object_object_add(o, "processes", procs);
 	if (st.prober) {
-		json_object *probe = prober_status_json(st.prober, now_realtime_usec());
+		json_object *probe = prober_status_json(st.prober, util_usec(CLOCK_REALTIME));
 		/* What the figures decide now, as the next cycle will use them. */
 		if (st.have_decision)
 			json_object_object_add(probe, "decision", probe_evidence_json(&st.decision));

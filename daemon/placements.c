@@ -12,6 +12,7 @@
 #include "actuator.h"
 #include "cpulist.h"
 #include "log.h"
+#include "util.h"
 
 /* The ledger is written at most this often: a storm of rule-matched execs
  * would otherwise write it for every one (30 us on a tmpfs, ten times that
@@ -231,24 +232,18 @@ int placement_set_rule(struct placement *p, const char *rule) {
 	return 0;
 }
 
-static int compare_tid(const void *a, const void *b) {
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Takes ownership of tids (n, in any order): the threads given a set, and
  * no other. */
 static void set_spread_placed(struct placement *p, pid_t *tids, size_t n) {
 	if (tids && n > 1)
-		qsort(tids, n, sizeof(*tids), compare_tid);
+		qsort(tids, n, sizeof(*tids), util_compare_pid);
 	free(p->spread_placed);
 	p->spread_placed = tids;
 	p->n_spread_placed = tids ? n : 0;
 }
 
 static bool spread_placed(const struct placement *p, pid_t tid) {
-	return p->n_spread_placed && bsearch(&tid, p->spread_placed, p->n_spread_placed, sizeof(tid), compare_tid);
+	return p->n_spread_placed && bsearch(&tid, p->spread_placed, p->n_spread_placed, sizeof(tid), util_compare_pid);
 }
 
 void placement_set_spread(struct placement *p, cpu_set_t *sets, size_t n) {

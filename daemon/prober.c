@@ -14,6 +14,7 @@
 #include "log.h"
 #include "probeworker.h"
 #include "protocol.h"
+#include "util.h"
 
 #define PROBER_CACHE_VERSION 1
 
@@ -158,13 +159,6 @@ static void drop_figures(struct prober *p) {
 	p->figures_fingerprint[0] = '\0';
 }
 
-static uint64_t realtime_usec(void) {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 /* Takes a reference to json. */
 static int adopt(struct prober *p, json_object *json, const char *fingerprint, const char *source,
 		 uint64_t measured_usec) {
@@ -223,7 +217,7 @@ static void on_worker_done(void *userdata, int r, json_object *results) {
 	struct control_deferred *client = p->client;
 	bool calibration = p->kind == PROBER_CALIBRATION;
 	const char *source = calibration ? "calibration" : "probe";
-	uint64_t now = realtime_usec();
+	uint64_t now = util_usec(CLOCK_REALTIME);
 
 	p->client = NULL;
 	if (r >= 0 && strcmp(p->worker_fingerprint, p->fingerprint) == 0) {

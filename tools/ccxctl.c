@@ -541,7 +541,7 @@ int main(int argc, char **argv) {
 	int r, n;
 
 	if (!o.socket || !*o.socket)
-		o.socket = "/run/ccxd/ccxd.sock";
+		o.socket = CCXD_DEFAULT_SOCKET;
 	/* ccxctl's own options come before the command ("+": stop there) ... */
 	r = parse_options(argc, argv, "+s:jt:h", &o);
 	if (r >= 0)
