@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "channels.h"
 #include "log.h"
 #include "sockdiag.h"
 #include "taskiter.h"
@@ -55,14 +56,6 @@ struct tcp_seen {
 	uint64_t bytes;            /* acked + received */
 };
 
-/* One pipe or socket fd of an active process. */
-struct endpoint {
-	enum procfs_fd_kind kind;
-	uint64_t inode;
-	size_t proc;               /* index into the result's procs */
-	bool readable, writable;
-};
-
 struct sampler {
 	const char *root;
 	pid_t self;                /* ccxd places others, never itself */
@@ -94,11 +87,6 @@ struct sampler {
 	bool batch;                /* those active at the previous sample in one read (bpf) */
 	char note[320];            /* why it reads further down than asked; "" when it does not */
 	size_t n_kept, max_kept;   /* /proc fds and iterator links kept open, and how many may be */
-};
-
-/* Per active process while a sample is built: how its bytes are shared out. */
-struct share {
-	unsigned channels;
 };
 
 const char *channel_kind_to_string(enum channel_kind k) {
@@ -294,16 +282,6 @@ static int compare_pid(const void *a, const void *b) {
 }
 _Static_assert(offsetof(struct seen, pid) == 0, "seen begins with its pid");
 
-static int compare_endpoint(const void *a, const void *b) {
-	const struct endpoint *x = a, *y = b;
-
-	if (x->kind != y->kind)
-		return (x->kind > y->kind) - (x->kind < y->kind);
-	if (x->inode != y->inode)
-		return (x->inode > y->inode) - (x->inode < y->inode);
-	return (x->proc > y->proc) - (x->proc < y->proc);
-}
-
 /* Inodes, and the records that begin with one (struct tcp_seen,
  * sockdiag_unix, sockdiag_tcp): a pointer to a struct points to its first
  * member. */
@@ -325,16 +303,6 @@ static void *grow(void *p, size_t *allocated, size_t n, size_t size) {
 	if (q)
 		*allocated = *allocated ? *allocated * 2 : 64;
 	return q;
-}
-
-static struct sampler_channel *add_channel(struct sampler_result *r, size_t *allocated) {
-	struct sampler_channel *c = grow(r->channels, allocated, r->n_channels, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	r->channels = c;
-	memset(&c[r->n_channels], 0, sizeof(*c));
-	return &c[r->n_channels++];
 }
 
 /* ---- step 1: which processes used CPU, and what they hold ------------- */
@@ -505,22 +473,6 @@ static void read_io(struct sampler *s, struct seen *now, struct sampler_process 
 		io_rates(now, p, &io, monotonic_usec());
 }
 
-/* fds, of the active process procs[proc], into sc->eps; frees fds. */
-static int add_endpoints(struct scan *sc, struct procfs_fd *fds, size_t n_fds, size_t proc) {
-	for (size_t f = 0; f < n_fds; f++) {
-		struct endpoint *grown = grow(sc->eps, &sc->allocated_eps, sc->n_eps, sizeof(*grown));
-		if (!grown) {
-			free(fds);
-			return -ENOMEM;
-		}
-		sc->eps = grown;
-		sc->eps[sc->n_eps++] = (struct endpoint){ .kind = fds[f].kind, .inode = fds[f].inode, .proc = proc,
-							  .readable = fds[f].readable, .writable = fds[f].writable };
-	}
-	free(fds);
-	return 0;
-}
-
 /* The pipe and socket fds of an active process (procs[proc]), into
  * sc->eps. One whose fds are not ours to read is left out, and not tried
  * again for a while. */
@@ -541,7 +493,9 @@ static int read_fds(struct sampler *s, struct scan *sc, struct seen *now, size_t
 		return r;
 	if (r < 0)
 		return 0;   /* gone, or not ours to read */
-	return add_endpoints(sc, fds, n_fds, proc);
+	r = channels_add_endpoints(&sc->eps, &sc->n_eps, &sc->allocated_eps, fds, n_fds, proc);
+	free(fds);
+	return r;
 }
 
 /* The threads of an active process through its BPF threads iterator. */
@@ -562,6 +516,7 @@ static int take_bpf(struct scan *sc, const struct seen *before, struct seen *now
 		    uint64_t read_usec) {
 	bool baseline = before && before->threads;
 	unsigned busy = 0;
+	int r;
 
 	now->threads = calloc(tp->n_threads, sizeof(*now->threads));
 	if (!now->threads) {
@@ -585,7 +540,9 @@ static int take_bpf(struct scan *sc, const struct seen *before, struct seen *now
 	now->have_fresh_switches = true;
 	now->fresh_switches = tp->switches;
 	now->fresh_usec = read_usec;
-	return add_endpoints(sc, fds, n_fds, proc);
+	r = channels_add_endpoints(&sc->eps, &sc->n_eps, &sc->allocated_eps, fds, n_fds, proc);
+	free(fds);
+	return r;
 }
 
 /* read_active() through the process's BPF iterators: its pipe and socket
@@ -992,76 +949,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 	return r < 0 ? r : 0;
 }
 
-/* ---- step 2: what they hold ------------------------------------------- */
-
-/* One entry per (kind, inode, process): a process holding the same end
- * twice (dup2, or stdout and stderr) holds it once. */
-static void merge_endpoints(struct endpoint *eps, size_t *n) {
-	size_t k = 0;
-
-	/* eps is NULL when no process holds a pipe or socket: qsort() must not see it. */
-	if (*n > 1)
-		qsort(eps, *n, sizeof(*eps), compare_endpoint);
-	for (size_t i = 0; i < *n; i++) {
-		if (k > 0 && eps[k - 1].kind == eps[i].kind && eps[k - 1].inode == eps[i].inode &&
-		    eps[k - 1].proc == eps[i].proc) {
-			eps[k - 1].readable |= eps[i].readable;
-			eps[k - 1].writable |= eps[i].writable;
-			continue;
-		}
-		eps[k++] = eps[i];
-	}
-	*n = k;
-}
-
-static long owner_of(const struct endpoint *eps, size_t n, uint64_t inode) {
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct endpoint *e = &eps[mid];
-		if (e->kind < PROCFS_FD_SOCKET || (e->kind == PROCFS_FD_SOCKET && e->inode < inode))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < n && eps[lo].kind == PROCFS_FD_SOCKET && eps[lo].inode == inode)
-		return (long)eps[lo].proc;
-	return -1;
-}
-
 /* ---- step 3: channels -------------------------------------------------- */
-
-/* A pipe connects each process that writes it to each that reads it. A
- * process holding both ends (the one that made it and has not closed one
- * yet) is neither: that is how a parent and its child holding the same pipe
- * never make a pair of their own. */
-static int pipe_channels(const struct endpoint *eps, size_t n, struct sampler_result *res, size_t *allocated) {
-	for (size_t i = 0; i < n;) {
-		size_t end = i;
-
-		while (end < n && eps[end].kind == eps[i].kind && eps[end].inode == eps[i].inode)
-			end++;
-		for (size_t w = i; eps[i].kind == PROCFS_FD_PIPE && w < end; w++) {
-			if (!eps[w].writable || eps[w].readable)
-				continue;
-			for (size_t r = i; r < end; r++) {
-				struct sampler_channel *c;
-				if (!eps[r].readable || eps[r].writable || eps[r].proc == eps[w].proc)
-					continue;
-				c = add_channel(res, allocated);
-				if (!c)
-					return -ENOMEM;
-				c->kind = CHANNEL_PIPE;
-				c->from = res->procs[eps[w].proc].pid;
-				c->to = res->procs[eps[r].proc].pid;
-				c->inode = eps[i].inode;
-			}
-		}
-		i = end;
-	}
-	return 0;
-}
 
 /* A dump lists every Unix socket of the machine, ten thousand on a busy
  * one, while a connected socket's peer never changes: the last dump answers
@@ -1150,11 +1038,11 @@ static int unix_channels(struct sampler *s, const struct endpoint *eps, size_t n
 		/* Each connection from both ends: keep the one from the lower inode. */
 		if (!u || u->peer < u->inode || (i > 0 && eps[i - 1].kind == eps[i].kind && eps[i - 1].inode == eps[i].inode))
 			continue;
-		a = owner_of(eps, n, u->inode);
-		b = owner_of(eps, n, u->peer);
+		a = channels_socket_owner(eps, n, u->inode);
+		b = channels_socket_owner(eps, n, u->peer);
 		if (a < 0 || b < 0 || a == b)
 			continue;
-		c = add_channel(res, allocated);
+		c = channels_add(res, allocated);
 		if (!c)
 			return -ENOMEM;
 		c->kind = CHANNEL_UNIX;
@@ -1304,7 +1192,7 @@ static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n,
 		now[i].bytes = socks[i].bytes_acked + socks[i].bytes_received;
 	}
 	for (size_t i = 0; i < n_socks; i++) {
-		long a = owner_of(eps, n, socks[i].inode), b = -1;
+		long a = channels_socket_owner(eps, n, socks[i].inode), b = -1;
 		size_t j;
 		bool found_i, found_j;
 		uint64_t before_i, before_j;
@@ -1315,11 +1203,11 @@ static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n,
 		for (j = 0; j < n_socks; j++)
 			if (j != i && socks[j].sport == socks[i].dport && socks[j].dport == socks[i].sport)
 				break;
-		if (j == n_socks || (b = owner_of(eps, n, socks[j].inode)) < 0 || a == b)
+		if (j == n_socks || (b = channels_socket_owner(eps, n, socks[j].inode)) < 0 || a == b)
 			continue;
 		before_i = tcp_bytes_before(s, socks[i].inode, &found_i);
 		before_j = tcp_bytes_before(s, socks[j].inode, &found_j);
-		c = add_channel(res, allocated);
+		c = channels_add(res, allocated);
 		if (!c) {
 			free(now);
 			free(socks);
@@ -1340,63 +1228,6 @@ static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n,
 	free(s->tcp);
 	s->tcp = now;
 	s->n_tcp = n_socks;
-	return 0;
-}
-
-/* Pipes and Unix sockets have no byte counters of their own: a process's
- * read(2)/write(2) bytes are shared out evenly over its channels, and a
- * channel carries what the busier of its ends counted. Not the lesser: one
- * end may move its bytes with splice(2) or sendfile(2), which the counters
- * do not see (pv reads its pipe that way). */
-static void estimate_rates(struct sampler_result *res) {
-	struct share *share = calloc(res->n_procs ? res->n_procs : 1, sizeof(*share));
-
-	if (!share)
-		return;
-	for (size_t i = 0; i < res->n_channels; i++) {
-		long a = sampler_result_index(res, res->channels[i].from), b = sampler_result_index(res, res->channels[i].to);
-		if (res->channels[i].kind == CHANNEL_THREADS)
-			continue;   /* a process's own: its bytes are its rate already */
-		if (a >= 0)
-			share[a].channels++;
-		if (b >= 0)
-			share[b].channels++;
-	}
-	for (size_t i = 0; i < res->n_channels; i++) {
-		struct sampler_channel *c = &res->channels[i];
-		long a = sampler_result_index(res, c->from), b = sampler_result_index(res, c->to);
-		double a_out, a_in, b_out, b_in;
-
-		if (c->kind == CHANNEL_TCP || c->kind == CHANNEL_THREADS || a < 0 || b < 0)
-			continue;
-		a_out = res->procs[a].write_bps / share[a].channels;
-		a_in = res->procs[a].read_bps / share[a].channels;
-		b_out = res->procs[b].write_bps / share[b].channels;
-		b_in = res->procs[b].read_bps / share[b].channels;
-		c->bytes_per_s = a_out > b_in ? a_out : b_in;
-		if (c->kind == CHANNEL_UNIX)
-			c->bytes_per_s += b_out > a_in ? b_out : a_in;
-	}
-	free(share);
-}
-
-/* A process with busy threads is a channel of its own. What its threads
- * exchange has no counter: its read(2)/write(2) bytes stand for its
- * progress, and may be 0 (a thread group that only computes). */
-static int thread_channels(struct sampler_result *res, size_t *allocated) {
-	for (size_t i = 0; i < res->n_procs; i++) {
-		const struct sampler_process *p = &res->procs[i];
-		struct sampler_channel *c;
-
-		if (p->busy_threads < 2)
-			continue;
-		c = add_channel(res, allocated);
-		if (!c)
-			return -ENOMEM;
-		c->kind = CHANNEL_THREADS;
-		c->from = c->to = p->pid;
-		c->bytes_per_s = p->read_bps + p->write_bps;
-	}
 	return 0;
 }
 
@@ -1479,15 +1310,15 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 	res->window_usec = s->have_baseline && now_usec > s->last_usec ? now_usec - s->last_usec : 0;
 
 	r = scan_processes(s, now_usec, res, &sc);
-	merge_endpoints(sc.eps, &sc.n_eps);
+	channels_merge_endpoints(sc.eps, &sc.n_eps);
 	if (r >= 0)
-		r = pipe_channels(sc.eps, sc.n_eps, res, &allocated);
+		r = channels_pipes(sc.eps, sc.n_eps, res, &allocated);
 	if (r >= 0)
 		r = unix_channels(s, sc.eps, sc.n_eps, res, &allocated);
 	if (r >= 0)
 		r = tcp_channels(s, sc.eps, sc.n_eps, res, &allocated);
 	if (r >= 0)
-		r = thread_channels(res, &allocated);
+		r = channels_threads(res, &allocated);
 	if (r >= 0)
 		switches_of_members(s, &sc, res);
 	free(sc.eps);
@@ -1497,7 +1328,7 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 		sampler_result_free(res);
 		return r;
 	}
-	estimate_rates(res);
+	channels_share_bytes(res);
 	sample_cpu_load(s, res);
 
 	/* What is left open in the old list belongs to processes that are gone,
