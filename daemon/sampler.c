@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "channels.h"
+#include "cpuload.h"
 #include "log.h"
 #include "peers.h"
 #include "taskiter.h"
@@ -62,8 +63,7 @@ struct sampler {
 	pid_t last_pid;            /* the pid given out last, when /proc was last listed */
 	off_t pid_offset;          /* what /proc adds to a pid to make its entry's position; -1: unknown */
 	bool have_baseline;
-	struct procfs_cpu_time *cpu_times;   /* /proc/stat at the previous sample */
-	size_t n_cpu_times;
+	struct cpuload *cpuload;
 	struct peers *peers;       /* who is at the other end of sockets */
 	struct taskiter *bpf;      /* NULL: everything is read from /proc */
 	bool batch;                /* those active at the previous sample in one read (bpf) */
@@ -120,8 +120,10 @@ int sampler_new(const char *root, enum sampler_reading want, struct sampler **re
 	struct rlimit rl;
 	s->max_kept = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur / 2 : 512;
 	r = peers_new(&s->peers);
+	if (r >= 0)
+		r = cpuload_new(root, &s->cpuload);
 	if (r < 0) {
-		free(s);
+		sampler_free(s);
 		return r;
 	}
 	if (want == SAMPLER_READ_PROC || *root) {
@@ -225,7 +227,7 @@ void sampler_free(struct sampler *s) {
 	close_seen(s, s->seen, s->n_seen);
 	taskiter_free(s->bpf);
 	free(s->seen);
-	free(s->cpu_times);
+	cpuload_free(s->cpuload);
 	free(s);
 }
 
@@ -915,40 +917,6 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 	return r < 0 ? r : 0;
 }
 
-/* How busy each CPU was since the previous sample: the load that others put
- * there, which placement must count. Both readings list CPUs in order. */
-static void sample_cpu_load(struct sampler *s, struct sampler_result *res) {
-	struct procfs_cpu_time *now;
-	size_t n, k = 0;
-	int r = procfs_read_cpu_times(s->root, &now, &n);
-
-	if (r < 0) {
-		log_debug_errno(r, "Failed to read the CPUs' times, ignoring: %m");
-		return;
-	}
-	if (s->cpu_times && n > 0) {
-		for (size_t i = 0; i < n; i++)
-			if (now[i].cpu + 1 > res->n_cpu_load)
-				res->n_cpu_load = now[i].cpu + 1;
-		res->cpu_load = calloc(res->n_cpu_load, sizeof(*res->cpu_load));
-		if (!res->cpu_load)
-			res->n_cpu_load = 0;
-	}
-	for (size_t i = 0; res->cpu_load && i < n; i++) {
-		const struct procfs_cpu_time *b;
-		while (k < s->n_cpu_times && s->cpu_times[k].cpu < now[i].cpu)
-			k++;
-		if (k == s->n_cpu_times || s->cpu_times[k].cpu != now[i].cpu)
-			continue;   /* came online since */
-		b = &s->cpu_times[k];
-		if (now[i].total > b->total && now[i].busy >= b->busy && now[i].busy - b->busy <= now[i].total - b->total)
-			res->cpu_load[now[i].cpu] = (double)(now[i].busy - b->busy) / (double)(now[i].total - b->total);
-	}
-	free(s->cpu_times);
-	s->cpu_times = now;
-	s->n_cpu_times = n;
-}
-
 /* Context switches are read only of the processes on a channel: they are
  * figures of the groups, and reading a status costs more than all the rest
  * of what an active process is read for. */
@@ -1011,7 +979,7 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 		return r;
 	}
 	channels_share_bytes(res);
-	sample_cpu_load(s, res);
+	cpuload_sample(s->cpuload, &res->cpu_load, &res->n_cpu_load);
 
 	/* What is left open in the old list belongs to processes that are gone,
 	 * or went idle. */
