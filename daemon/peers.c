@@ -301,7 +301,7 @@ static int tcp_channels(struct peers *p, const struct endpoint *eps, size_t n, s
 	r = tcp_fetch(p, eps, n, &socks, &n_socks);
 	if (r < 0)
 		return log_debug_errno(r, "Failed to read TCP sockets, ignoring: %m"), 0;
-	/* Over the time between the two reads, for the reason io_rates() gives. */
+	/* Over the time between the two reads, for the reason io_rates() (reader.c) gives. */
 	dump_usec = monotonic_usec();
 	span = p->tcp_usec && dump_usec > p->tcp_usec ? (double)(dump_usec - p->tcp_usec) / 1e6 : 1.0;
 	p->tcp_usec = dump_usec;
