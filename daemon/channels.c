@@ -4,11 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per active process while a sample is built: how its bytes are shared out. */
-struct share {
-	unsigned channels;
-};
-
 static int compare_endpoint(const void *a, const void *b) {
 	const struct endpoint *x = a, *y = b;
 
@@ -28,16 +23,6 @@ static void *grow(void *p, size_t *allocated, size_t n, size_t size) {
 	if (q)
 		*allocated = *allocated ? *allocated * 2 : 64;
 	return q;
-}
-
-struct sampler_channel *channels_add(struct sampler_result *r, size_t *allocated) {
-	struct sampler_channel *c = grow(r->channels, allocated, r->n_channels, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	r->channels = c;
-	memset(&c[r->n_channels], 0, sizeof(*c));
-	return &c[r->n_channels++];
 }
 
 int channels_add_endpoints(struct endpoint **eps, size_t *n, size_t *allocated, struct procfs_fd *fds, size_t n_fds,
@@ -89,6 +74,16 @@ long channels_socket_owner(const struct endpoint *eps, size_t n, uint64_t inode)
 	return -1;
 }
 
+struct sampler_channel *channels_add(struct sampler_result *r, size_t *allocated) {
+	struct sampler_channel *c = grow(r->channels, allocated, r->n_channels, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	r->channels = c;
+	memset(&c[r->n_channels], 0, sizeof(*c));
+	return &c[r->n_channels++];
+}
+
 /* A pipe connects each process that writes it to each that reads it. A
  * process holding both ends (the one that made it and has not closed one
  * yet) is neither: that is how a parent and its child holding the same pipe
@@ -119,6 +114,31 @@ int channels_pipes(const struct endpoint *eps, size_t n, struct sampler_result *
 	}
 	return 0;
 }
+
+/* A process with busy threads is a channel of its own. What its threads
+ * exchange has no counter: its read(2)/write(2) bytes stand for its
+ * progress, and may be 0 (a thread group that only computes). */
+int channels_threads(struct sampler_result *res, size_t *allocated) {
+	for (size_t i = 0; i < res->n_procs; i++) {
+		const struct sampler_process *p = &res->procs[i];
+		struct sampler_channel *c;
+
+		if (p->busy_threads < 2)
+			continue;
+		c = channels_add(res, allocated);
+		if (!c)
+			return -ENOMEM;
+		c->kind = CHANNEL_THREADS;
+		c->from = c->to = p->pid;
+		c->bytes_per_s = p->read_bps + p->write_bps;
+	}
+	return 0;
+}
+
+/* Per active process while a sample is built: how its bytes are shared out. */
+struct share {
+	unsigned channels;
+};
 
 /* Pipes and Unix sockets have no byte counters of their own: a process's
  * read(2)/write(2) bytes are shared out evenly over its channels, and a
@@ -156,24 +176,3 @@ void channels_share_bytes(struct sampler_result *res) {
 	}
 	free(share);
 }
-
-/* A process with busy threads is a channel of its own. What its threads
- * exchange has no counter: its read(2)/write(2) bytes stand for its
- * progress, and may be 0 (a thread group that only computes). */
-int channels_threads(struct sampler_result *res, size_t *allocated) {
-	for (size_t i = 0; i < res->n_procs; i++) {
-		const struct sampler_process *p = &res->procs[i];
-		struct sampler_channel *c;
-
-		if (p->busy_threads < 2)
-			continue;
-		c = channels_add(res, allocated);
-		if (!c)
-			return -ENOMEM;
-		c->kind = CHANNEL_THREADS;
-		c->from = c->to = p->pid;
-		c->bytes_per_s = p->read_bps + p->write_bps;
-	}
-	return 0;
-}
-

@@ -186,8 +186,6 @@ static uint64_t tcp_bytes_before(const struct peers *p, uint64_t inode, bool *fo
 	return hit ? hit->bytes : 0;
 }
 
-/* Loopback TCP: the two sockets of a connection have each other's ports.
- * tcp_info counts the bytes for real, both ways. */
 /* A TCP dump walks the kernel's whole table of connections, twice (IPv4 and
  * IPv6), however few there are: the connections it found are asked for one
  * by one instead, each a hash lookup, while they are every socket the
@@ -206,12 +204,12 @@ static bool maybe_tcp(const struct peers *p, const struct endpoint *e) {
 	return e->kind == PROCFS_FD_SOCKET && !unix_peer_of(p, e->inode);
 }
 
-/* Dumps the loopback connections and keeps them, with the candidates they
- * do not include, for the lookups of the next samples. */
 static bool tcp_listed(const struct peers *p, uint64_t inode) {
 	return unix_peer_of(p, inode) || tcp_known(p, inode);
 }
 
+/* Dumps the loopback connections and keeps them, with the candidates they
+ * do not include, for the lookups of the next samples. */
 static int tcp_dump(struct peers *p, const struct endpoint *eps, size_t n, struct sockdiag_tcp **ret,
 		    size_t *n_ret) {
 	struct sockdiag_tcp *socks, *known;
@@ -278,6 +276,8 @@ static int tcp_fetch(struct peers *p, const struct endpoint *eps, size_t n, stru
 	return 0;
 }
 
+/* Loopback TCP: the two sockets of a connection have each other's ports.
+ * tcp_info counts the bytes for real, both ways. */
 static int tcp_channels(struct peers *p, const struct endpoint *eps, size_t n, struct sampler_result *res,
 			size_t *allocated) {
 	struct sockdiag_tcp *socks;

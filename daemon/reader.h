@@ -71,16 +71,15 @@ int reader_read_stat(struct reader *rd, pid_t pid, int *fd, struct procfs_stat *
 /* Reads the processes of e (n of them, by pid, each one of seen's, which
  * is by pid too) through the batch iterator, and the threads of those with
  * several through their threads iterators; takes e, which reader_batched()
- * answers from until reader_batch_free(). Where the batch iterator fails,
- * it reads each process on its own from then on, and returns 0 with no
- * entry read. */
+ * answers from until reader_batch_free(). 0 or -ENOMEM: where the batch
+ * iterator fails, none is read, and each process is read on its own from
+ * then on. */
 int reader_read_batch(struct reader *rd, struct taskiter_batch_entry *e, size_t n, struct seen *seen);
 /* The batch's entry for pid, if it was read; asked for by rising pid. */
 struct taskiter_batch_entry *reader_batched(struct reader *rd, pid_t pid);
 void reader_batch_free(struct reader *rd);
 
-/* What a process's entry carries over from before to now, until its
- * counters are read again. */
+/* A process's counters carry over from before to now until read again. */
 void reader_carry_counters(struct seen *now, const struct seen *before);
 
 /* Reads what an active process did in the window into now and p: its
@@ -93,7 +92,9 @@ int reader_read_active(struct reader *rd, uint64_t cycle, struct seen *before, s
 		       const struct procfs_stat *st, struct taskiter_batch_entry *batched, struct sampler_process *p,
 		       double window_s, struct procfs_fd **fds, size_t *n_fds);
 
-/* The context switches of an active process, read this sample, into p; or,
- * for one whose switches are not wanted, none, and no baseline either. */
+/* The context switches of an active process into p: as read along with
+ * its threads this sample, else through each thread's status. */
 void reader_read_switches(struct reader *rd, struct seen *seen, struct sampler_process *p);
+/* Those of an active process whose switches are not read this sample: no
+ * rate, and no baseline either. */
 void reader_skip_switches(struct reader *rd, struct seen *seen);
