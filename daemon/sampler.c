@@ -4,64 +4,14 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "sockdiag.h"
-#include "taskiter.h"
-
-/* A thread of an active process at the previous sample. */
-struct thread_seen {
-	pid_t tid;
-	uint64_t ns;               /* running, and runnable waiting for a CPU */
-	bool have_ns;              /* ns was read (several threads, and schedstat) */
-	int schedstat_fd, status_fd;   /* kept open (keep()); -1 if not */
-};
-
-/* What was seen of a process at the previous sample. */
-struct seen {
-	pid_t pid;
-	uint64_t start_time;
-	uint64_t ticks;            /* utime + stime */
-	uint64_t ticks_usec;       /* when they were read: several samples ago for the long idle */
-	uint64_t run_ns;           /* its CPU time to the nanosecond, when read in the batch; else 0 */
-	uint64_t busy_cycle;       /* the sample that last saw its CPU time grow (or first saw it) */
-	bool kthread;              /* a kernel thread: never placed, looked at only for pid reuse */
-	bool active;               /* used CPU in that window */
-	int stat_fd;               /* its /proc/PID/stat, kept open for every process; -1 if none */
-	int io_fd, fd_dir, task_dir;   /* kept open while it is active; -1 if not */
-	int threads_link, files_link;  /* its BPF iterators (taskiter), kept the same way */
-	uint64_t fds_retry_cycle;  /* its fds were not ours to read: the sample to try again */
-	bool have_io;
-	struct procfs_io io;       /* read at io_usec, which may be several samples ago */
-	uint64_t io_usec;
-	bool have_switches;
-	struct procfs_switches switches; /* of all its threads, read at switches_usec */
-	uint64_t switches_usec;
-	bool have_fresh_switches;  /* read along with its threads this sample, at fresh_usec */
-	struct procfs_switches fresh_switches;
-	uint64_t fresh_usec;
-	struct thread_seen *threads; /* read at that sample, by tid; NULL when it was not active */
-	size_t n_threads;
-};
-
-struct tcp_seen {
-	uint64_t inode;
-	uint64_t bytes;            /* acked + received */
-};
-
-/* One pipe or socket fd of an active process. */
-struct endpoint {
-	enum procfs_fd_kind kind;
-	uint64_t inode;
-	size_t proc;               /* index into the result's procs */
-	bool readable, writable;
-};
+#include "channels.h"
+#include "cpuload.h"
+#include "peers.h"
+#include "reader.h"
 
 struct sampler {
 	const char *root;
@@ -69,36 +19,14 @@ struct sampler {
 	long ticks_per_s;
 	struct seen *seen;
 	size_t n_seen;
-	struct tcp_seen *tcp;
-	size_t n_tcp;
-	uint64_t tcp_usec;         /* when those were read */
-	struct sockdiag_tcp *tcp_known;  /* the last dump's loopback connections, by inode */
-	size_t n_tcp_known;
-	uint64_t *not_tcp;         /* active sockets neither Unix nor in that dump (UDP, listeners) */
-	size_t n_not_tcp;
-	uint64_t tcp_cycle;        /* the sample that dumped them */
 	uint64_t last_usec;
 	uint64_t cycle;            /* samples taken */
 	pid_t last_pid;            /* the pid given out last, when /proc was last listed */
 	off_t pid_offset;          /* what /proc adds to a pid to make its entry's position; -1: unknown */
 	bool have_baseline;
-	struct sockdiag_unix *unix_socks;    /* the last dump of connected Unix sockets, by inode */
-	size_t n_unix;
-	uint64_t *not_unix;        /* socket inodes the last dump did not have (TCP, UDP, listeners) */
-	size_t n_not_unix;
-	uint64_t unix_cycle;       /* the sample that dumped them */
-	struct procfs_cpu_time *cpu_times;   /* /proc/stat at the previous sample */
-	size_t n_cpu_times;
-	struct sockdiag *diag;     /* NULL: sockets are not sampled */
-	struct taskiter *bpf;      /* NULL: everything is read from /proc */
-	bool batch;                /* those active at the previous sample in one read (bpf) */
-	char note[320];            /* why it reads further down than asked; "" when it does not */
-	size_t n_kept, max_kept;   /* /proc fds and iterator links kept open, and how many may be */
-};
-
-/* Per active process while a sample is built: how its bytes are shared out. */
-struct share {
-	unsigned channels;
+	struct cpuload *cpuload;
+	struct peers *peers;       /* who is at the other end of sockets */
+	struct reader *reader;     /* reads the processes */
 };
 
 const char *channel_kind_to_string(enum channel_kind k) {
@@ -120,19 +48,6 @@ const char *sampler_reading_to_string(enum sampler_reading r) {
 	return "unknown";
 }
 
-/* From now on reads each active process through iterators of its own, or
- * everything from /proc; why goes into the note. */
-static void read_each(struct sampler *s, const char *why) {
-	s->batch = false;
-	snprintf(s->note, sizeof(s->note), "%s", why);
-}
-
-static void read_proc(struct sampler *s, const char *why) {
-	taskiter_free(s->bpf);
-	s->bpf = NULL;
-	read_each(s, why);
-}
-
 int sampler_new(const char *root, enum sampler_reading want, struct sampler **ret) {
 	struct sampler *s = calloc(1, sizeof(*s));
 	int r;
@@ -145,122 +60,39 @@ int sampler_new(const char *root, enum sampler_reading want, struct sampler **re
 	s->ticks_per_s = sysconf(_SC_CLK_TCK);
 	if (s->ticks_per_s <= 0)
 		s->ticks_per_s = 100;
-	/* Half of the fds for kept /proc files: the rest is for pidfds,
-	 * clients and the rest of ccxd. */
-	struct rlimit rl;
-	s->max_kept = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur / 2 : 512;
-	r = sockdiag_new(&s->diag);
+	r = peers_new(&s->peers);
+	if (r >= 0)
+		r = reader_new(root, want, &s->reader);
+	if (r >= 0)
+		r = cpuload_new(root, &s->cpuload);
 	if (r < 0) {
-		log_warning_errno(r, "No socket diagnostics (%m): only pipes will be sampled");
-		s->diag = NULL;
+		sampler_free(s);
+		return r;
 	}
-	if (want == SAMPLER_READ_PROC || *root) {
-		*ret = s;
-		return 0;
-	}
-	r = taskiter_new(want == SAMPLER_READ_BATCH, &s->bpf);
-	if (r < 0) {
-		snprintf(s->note, sizeof(s->note), "no BPF task iterators (%s): active processes are read from /proc",
-			 strerror(-r));
-		log_info("Sampling: %s", s->note);
-		s->bpf = NULL;
-	} else if (taskiter_no_batch(s->bpf)) {
-		snprintf(s->note, sizeof(s->note), "%s: each active process is read through iterators of its own, "
-			 "at more CPU per sample (bpf = per-process skips the attempt)", taskiter_no_batch(s->bpf));
-		log_info("Sampling: %s", s->note);
-	}
-	s->batch = s->bpf && taskiter_can_batch(s->bpf);
 	*ret = s;
 	return 0;
 }
 
 enum sampler_reading sampler_reading(const struct sampler *s) {
-	return s->batch ? SAMPLER_READ_BATCH : s->bpf ? SAMPLER_READ_EACH : SAMPLER_READ_PROC;
+	return reader_reading(s->reader);
 }
 
 const char *sampler_note(const struct sampler *s) {
-	return s->note[0] ? s->note : NULL;
+	return reader_note(s->reader);
 }
 
 const char *sampler_source(const struct sampler *s) {
-	return s->bpf ? "bpf" : "proc";
-}
-
-/* ---- /proc files kept open ------------------------------------------- */
-
-/* The fd of /proc/PID/NAME (of thread TID when tid > 0) in *fd, opened
- * unless it is open already: reading an active process's files through fds
- * kept open from sample to sample costs a third of opening, reading and
- * closing them each time. An fd is bound to the process it was opened for,
- * so one kept across a pid's reuse reads -ESRCH, never the newcomer. */
-static int keep(struct sampler *s, int *fd, pid_t pid, pid_t tid, const char *name) {
-	if (*fd < 0) {
-		*fd = procfs_open(s->root, pid, tid, name);
-		if (*fd >= 0)
-			s->n_kept++;
-	}
-	return *fd;
-}
-
-/* keep() for an iterator link of pid's threads or files. */
-static int keep_link(struct sampler *s, int *fd, pid_t pid, enum taskiter_kind kind) {
-	if (*fd < 0) {
-		*fd = taskiter_open(s->bpf, pid, kind);
-		if (*fd >= 0)
-			s->n_kept++;
-	}
-	return *fd;
-}
-
-static void let_go(struct sampler *s, int *fd) {
-	if (*fd >= 0) {
-		close(*fd);
-		s->n_kept--;
-		*fd = -1;
-	}
-}
-
-/* After a read through keep()'s fd, with its result: a failed read leaves
- * nothing worth keeping, and past the budget of kept fds each is closed
- * after its read, as if never kept. */
-static void settle(struct sampler *s, int *fd, int r) {
-	if (r < 0 || s->n_kept > s->max_kept)
-		let_go(s, fd);
-}
-
-static void let_go_threads(struct sampler *s, struct seen *seen) {
-	for (size_t t = 0; t < seen->n_threads; t++) {
-		let_go(s, &seen->threads[t].schedstat_fd);
-		let_go(s, &seen->threads[t].status_fd);
-	}
-}
-
-static void close_seen(struct sampler *s, struct seen *seen, size_t n) {
-	for (size_t i = 0; i < n; i++) {
-		let_go(s, &seen[i].stat_fd);
-		let_go(s, &seen[i].io_fd);
-		let_go(s, &seen[i].fd_dir);
-		let_go(s, &seen[i].task_dir);
-		let_go(s, &seen[i].threads_link);
-		let_go(s, &seen[i].files_link);
-		let_go_threads(s, &seen[i]);
-		free(seen[i].threads);
-	}
+	return reader_source(s->reader);
 }
 
 void sampler_free(struct sampler *s) {
 	if (!s)
 		return;
-	sockdiag_free(s->diag);
-	close_seen(s, s->seen, s->n_seen);
-	taskiter_free(s->bpf);
+	peers_free(s->peers);
+	reader_close(s->reader, s->seen, s->n_seen);
+	reader_free(s->reader);
 	free(s->seen);
-	free(s->tcp);
-	free(s->unix_socks);
-	free(s->not_unix);
-	free(s->tcp_known);
-	free(s->not_tcp);
-	free(s->cpu_times);
+	cpuload_free(s->cpuload);
 	free(s);
 }
 
@@ -294,28 +126,6 @@ static int compare_pid(const void *a, const void *b) {
 }
 _Static_assert(offsetof(struct seen, pid) == 0, "seen begins with its pid");
 
-static int compare_endpoint(const void *a, const void *b) {
-	const struct endpoint *x = a, *y = b;
-
-	if (x->kind != y->kind)
-		return (x->kind > y->kind) - (x->kind < y->kind);
-	if (x->inode != y->inode)
-		return (x->inode > y->inode) - (x->inode < y->inode);
-	return (x->proc > y->proc) - (x->proc < y->proc);
-}
-
-/* Inodes, and the records that begin with one (struct tcp_seen,
- * sockdiag_unix, sockdiag_tcp): a pointer to a struct points to its first
- * member. */
-static int compare_u64(const void *a, const void *b) {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-_Static_assert(offsetof(struct tcp_seen, inode) == 0, "tcp_seen begins with its inode");
-_Static_assert(offsetof(struct sockdiag_unix, inode) == 0, "sockdiag_unix begins with its inode");
-_Static_assert(offsetof(struct sockdiag_tcp, inode) == 0, "sockdiag_tcp begins with its inode");
-
 static void *grow(void *p, size_t *allocated, size_t n, size_t size) {
 	void *q;
 
@@ -327,22 +137,7 @@ static void *grow(void *p, size_t *allocated, size_t n, size_t size) {
 	return q;
 }
 
-static struct sampler_channel *add_channel(struct sampler_result *r, size_t *allocated) {
-	struct sampler_channel *c = grow(r->channels, allocated, r->n_channels, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	r->channels = c;
-	memset(&c[r->n_channels], 0, sizeof(*c));
-	return &c[r->n_channels++];
-}
-
 /* ---- step 1: which processes used CPU, and what they hold ------------- */
-
-/* A process whose fds were not ours to read is tried again this many
- * samples later: permission is decided per process and seldom changes, and
- * each try would cost a listing of its fds. */
-#define FDS_RETRY_SAMPLES 64
 
 struct scan {
 	struct seen *seen;         /* this sample's, to become s->seen */
@@ -351,13 +146,6 @@ struct scan {
 	struct endpoint *eps;      /* the pipe and socket fds of the active processes */
 	size_t n_eps, allocated_eps;
 };
-
-static uint64_t monotonic_usec(void) {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* Used CPU since the previous sample. CPU time comes in clock ticks (10 ms):
  * a light stream, say 64 MiB/s through a pipe, costs its writer a tick or
@@ -375,298 +163,6 @@ static uint64_t ticks_used(const struct seen *before, const struct seen *now) {
 	if (!before)
 		return now->ticks;
 	return now->ticks > before->ticks ? now->ticks - before->ticks : 0;
-}
-
-static int compare_thread(const void *a, const void *b) {
-	pid_t x = ((const struct thread_seen *)a)->tid, y = ((const struct thread_seen *)b)->tid;
-
-	return (x > y) - (x < y);
-}
-
-/* Whether thread t, read now, was busy since hit, its reading at the
- * previous sample (NULL: born since, all of its time is new). */
-static bool thread_busy(const struct thread_seen *hit, const struct thread_seen *t, double window_s) {
-	uint64_t wanted = hit && hit->have_ns && t->ns >= hit->ns ? t->ns - hit->ns : t->ns;
-
-	return (double)wanted / 1e9 / window_s >= SAMPLER_BUSY_THREAD;
-}
-
-/* How many of an active process's threads (tids) were busy: ran, or
- * waited to run, SAMPLER_BUSY_THREAD of the window or more. Waiting counts
- * because a thread that wants a CPU needs one whether or not a crowded
- * machine gave it one, and so the CPU the process got says nothing of how
- * many threads wanted one. schedstat has the time to the nanosecond, where
- * CPU time comes in 10 ms ticks. The first time its threads are read is
- * their baseline: 0, not measured. Each thread's fds move from before's
- * entry to now's; a single thread is recorded only, for read_switches(). */
-static unsigned read_threads(struct sampler *s, struct seen *before, struct seen *now, const pid_t *tids, size_t n,
-			     double window_s) {
-	bool baseline = before && before->threads;
-	unsigned busy = 0;
-
-	now->threads = calloc(n, sizeof(*now->threads));
-	for (size_t i = 0; now->threads && i < n; i++) {
-		struct thread_seen key = { .tid = tids[i] }, *hit = NULL, *t = &now->threads[now->n_threads];
-		struct procfs_schedstat ss;
-		int r;
-
-		if (baseline)
-			hit = bsearch(&key, before->threads, before->n_threads, sizeof(key), compare_thread);
-		*t = (struct thread_seen){ .tid = tids[i], .schedstat_fd = -1, .status_fd = -1 };
-		if (hit) {
-			t->schedstat_fd = hit->schedstat_fd;
-			t->status_fd = hit->status_fd;
-			hit->schedstat_fd = hit->status_fd = -1;
-		}
-		now->n_threads++;
-		if (n < 2)
-			break;
-		r = keep(s, &t->schedstat_fd, now->pid, t->tid, "schedstat");
-		if (r >= 0)
-			r = procfs_pread_schedstat(r, &ss);
-		settle(s, &t->schedstat_fd, r);
-		if (r < 0)
-			continue;   /* ended meanwhile, or a kernel without schedstat */
-		t->have_ns = true;
-		t->ns = ss.run_ns + ss.wait_ns;
-		if (thread_busy(hit, t, window_s))
-			busy++;
-	}
-	if (now->n_threads > 1)
-		qsort(now->threads, now->n_threads, sizeof(*now->threads), compare_thread);
-	return baseline ? busy : 0;
-}
-
-/* Wake-ups (voluntary switches: each sleep ends in one) and all context
- * switches per second of a process's threads since they were last read,
- * which may be several samples ago; now's counters become the next
- * baseline. A thread that ended takes its counts with it: a sum that fell
- * gives no figure. */
-static void switch_rates(struct seen *now, struct sampler_process *p, const struct procfs_switches *sw,
-			 uint64_t read_usec) {
-	if (now->have_switches && read_usec > now->switches_usec && sw->voluntary >= now->switches.voluntary &&
-	    sw->involuntary >= now->switches.involuntary) {
-		double span = (double)(read_usec - now->switches_usec) / 1e6;
-		uint64_t vol = sw->voluntary - now->switches.voluntary;
-		uint64_t invol = sw->involuntary - now->switches.involuntary;
-		p->wakeups_per_s = (double)vol / span;
-		p->switches_per_s = (double)(vol + invol) / span;
-	}
-	now->have_switches = true;
-	now->switches = *sw;
-	now->switches_usec = read_usec;
-}
-
-/* Through each thread's status: the dearest file of /proc, every mask of
- * the task printed into it. */
-static void read_switches(struct sampler *s, struct seen *now, struct sampler_process *p) {
-	struct procfs_switches sw = { 0 };
-
-	for (size_t t = 0; t < now->n_threads; t++) {
-		struct thread_seen *th = &now->threads[t];
-		struct procfs_switches one;
-		int r = keep(s, &th->status_fd, now->pid, th->tid, "status");
-
-		if (r >= 0)
-			r = procfs_pread_switches(r, &one);
-		settle(s, &th->status_fd, r);
-		if (r < 0)
-			continue;   /* ended meanwhile */
-		sw.voluntary += one.voluntary;
-		sw.involuntary += one.involuntary;
-	}
-	switch_rates(now, p, &sw, monotonic_usec());
-}
-
-/* Bytes through read(2) and write(2) per second since they were last read,
- * from io read at read_usec: the clock at that very read, since a rate over
- * the time the timer meant to pass would be off by however late this cycle
- * ran, which depends on how busy the CPUs are, and so on the very placement
- * being measured. */
-static void io_rates(struct seen *now, struct sampler_process *p, const struct procfs_io *io, uint64_t read_usec) {
-	if (now->have_io && read_usec > now->io_usec) {
-		double span = (double)(read_usec - now->io_usec) / 1e6;
-		p->read_bps = (double)(io->rchar - now->io.rchar) / span;
-		p->write_bps = (double)(io->wchar - now->io.wchar) / span;
-	}
-	now->have_io = true;
-	now->io = *io;
-	now->io_usec = read_usec;
-}
-
-static void read_io(struct sampler *s, struct seen *now, struct sampler_process *p) {
-	struct procfs_io io;
-	int r = keep(s, &now->io_fd, now->pid, 0, "io");
-
-	if (r >= 0)
-		r = procfs_pread_io(r, &io);
-	settle(s, &now->io_fd, r);
-	if (r >= 0)
-		io_rates(now, p, &io, monotonic_usec());
-}
-
-/* fds, of the active process procs[proc], into sc->eps; frees fds. */
-static int add_endpoints(struct scan *sc, struct procfs_fd *fds, size_t n_fds, size_t proc) {
-	for (size_t f = 0; f < n_fds; f++) {
-		struct endpoint *grown = grow(sc->eps, &sc->allocated_eps, sc->n_eps, sizeof(*grown));
-		if (!grown) {
-			free(fds);
-			return -ENOMEM;
-		}
-		sc->eps = grown;
-		sc->eps[sc->n_eps++] = (struct endpoint){ .kind = fds[f].kind, .inode = fds[f].inode, .proc = proc,
-							  .readable = fds[f].readable, .writable = fds[f].writable };
-	}
-	free(fds);
-	return 0;
-}
-
-/* The pipe and socket fds of an active process (procs[proc]), into
- * sc->eps. One whose fds are not ours to read is left out, and not tried
- * again for a while. */
-static int read_fds(struct sampler *s, struct scan *sc, struct seen *now, size_t proc) {
-	struct procfs_fd *fds;
-	size_t n_fds;
-	int r;
-
-	if (s->cycle < now->fds_retry_cycle)
-		return 0;
-	r = keep(s, &now->fd_dir, now->pid, 0, "fd");
-	if (r >= 0)
-		r = procfs_list_fds_at(r, &fds, &n_fds);
-	settle(s, &now->fd_dir, r);
-	if (r == -EACCES)
-		now->fds_retry_cycle = s->cycle + FDS_RETRY_SAMPLES;
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return 0;   /* gone, or not ours to read */
-	return add_endpoints(sc, fds, n_fds, proc);
-}
-
-/* The threads of an active process through its BPF threads iterator. */
-static int read_threads_bpf(struct sampler *s, struct seen *now, struct taskiter_process *tp) {
-	int r = keep_link(s, &now->threads_link, now->pid, TASKITER_THREADS);
-
-	if (r >= 0)
-		r = taskiter_read_threads(r, now->start_time, tp);
-	settle(s, &now->threads_link, r);
-	return r;
-}
-
-/* What was read of an active process through BPF into now and p: its
- * threads, io and switches (tp) and its fds, read at read_usec. Takes tp's
- * threads and fds. The switches are kept for switches_of_members(). */
-static int take_bpf(struct scan *sc, const struct seen *before, struct seen *now, struct sampler_process *p,
-		    size_t proc, double window_s, struct taskiter_process *tp, struct procfs_fd *fds, size_t n_fds,
-		    uint64_t read_usec) {
-	bool baseline = before && before->threads;
-	unsigned busy = 0;
-
-	now->threads = calloc(tp->n_threads, sizeof(*now->threads));
-	if (!now->threads) {
-		free(tp->threads);
-		free(fds);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < tp->n_threads; i++) {
-		struct thread_seen *t = &now->threads[i], *hit = NULL;
-		*t = (struct thread_seen){ .tid = tp->threads[i].tid, .ns = tp->threads[i].ns, .have_ns = true,
-					   .schedstat_fd = -1, .status_fd = -1 };
-		if (baseline)
-			hit = bsearch(t, before->threads, before->n_threads, sizeof(*t), compare_thread);
-		if (tp->n_threads > 1 && thread_busy(hit, t, window_s))
-			busy++;
-	}
-	now->n_threads = tp->n_threads;
-	free(tp->threads);
-	p->busy_threads = baseline ? busy : 0;
-	io_rates(now, p, &tp->io, read_usec);
-	now->have_fresh_switches = true;
-	now->fresh_switches = tp->switches;
-	now->fresh_usec = read_usec;
-	return add_endpoints(sc, fds, n_fds, proc);
-}
-
-/* read_active() through the process's BPF iterators: its pipe and socket
- * fds in one read, which for a single-threaded process also has its times,
- * switches and I/O bytes; those of a process with several threads in
- * another. -EOPNOTSUPP when the iterators could not be read: then /proc
- * is. */
-static int read_active_bpf(struct sampler *s, struct scan *sc, struct seen *before, struct seen *now,
-			   struct sampler_process *p, size_t proc, double window_s) {
-	struct taskiter_process tp;
-	struct procfs_fd *fds = NULL;
-	size_t n_fds = 0;
-	int r = keep_link(s, &now->files_link, now->pid, TASKITER_FILES);
-
-	if (r >= 0)
-		r = taskiter_read_files(r, now->start_time, &fds, &n_fds, &tp);
-	settle(s, &now->files_link, r);
-	if (r >= 0 && tp.n_threads == 0)
-		r = read_threads_bpf(s, now, &tp);
-	uint64_t read_usec = monotonic_usec();
-	if (r < 0)
-		free(fds);
-	if (r == -ESRCH)
-		return 0;   /* ended meanwhile */
-	if (r == -ENOMEM)
-		return r;
-	if (r == -EMFILE || r == -ENFILE)
-		return -EOPNOTSUPP;   /* /proc reads, one file at a time */
-	if (r < 0) {
-		char why[128];
-		snprintf(why, sizeof(why), "reading process %d through BPF iterators failed (%s): /proc from now on",
-			 (int)now->pid, strerror(-r));
-		log_warning("Sampling: %s", why);
-		read_proc(s, why);
-		return -EOPNOTSUPP;
-	}
-	return take_bpf(sc, before, now, p, proc, window_s, &tp, fds, n_fds, read_usec);
-}
-
-/* Reads what an active process did in the window into p: its threads,
- * its io and its fds (its context switches wait for its channels). */
-static int read_active(struct sampler *s, struct scan *sc, struct seen *before, struct seen *now,
-		       const struct procfs_stat *st, struct taskiter_batch_entry *batched, uint64_t batch_usec,
-		       struct sampler_process *p, size_t proc, double window_s) {
-	pid_t *tids = NULL, pid = now->pid;
-	size_t n_tids = 0;
-	int r;
-
-	if (before) {   /* what it kept open moves to this sample's entry */
-		now->io_fd = before->io_fd;
-		now->fd_dir = before->fd_dir;
-		now->task_dir = before->task_dir;
-		now->threads_link = before->threads_link;
-		now->files_link = before->files_link;
-		before->io_fd = before->fd_dir = before->task_dir = before->threads_link = before->files_link = -1;
-	}
-	if (batched) {   /* read already, with the others of the batch */
-		struct taskiter_process tp = batched->process;
-		struct procfs_fd *fds = batched->fds;
-		batched->process.threads = NULL;   /* both are take_bpf()'s now */
-		batched->fds = NULL;
-		return take_bpf(sc, before, now, p, proc, window_s, &tp, fds, batched->n_fds, batch_usec);
-	}
-	if (s->bpf) {
-		r = read_active_bpf(s, sc, before, now, p, proc, window_s);
-		if (r != -EOPNOTSUPP)
-			return r;
-	}
-	if (st->threads > 1) {
-		r = keep(s, &now->task_dir, pid, 0, "task");
-		if (r >= 0)
-			r = procfs_list_tasks_at(r, &tids, &n_tids);
-		settle(s, &now->task_dir, r);
-	}
-	p->busy_threads = n_tids ? read_threads(s, before, now, tids, n_tids, window_s)
-				 : read_threads(s, before, now, &pid, 1, window_s);
-	free(tids);
-	if (!now->threads)
-		return -ENOMEM;
-	read_io(s, now, p);
-	return read_fds(s, sc, now, proc);
 }
 
 /* Whether to read a process's stat this sample. Most processes sleep most
@@ -699,93 +195,29 @@ static int carry_over(struct scan *sc, struct seen *before) {
 	return 0;
 }
 
-/* The stat of pid through the fd its entry kept (*fd, -1 if none), and
- * through a new one when that fails: the process it was bound to is gone,
- * but the pid may be another's now. */
-static int read_stat(struct sampler *s, pid_t pid, int *fd, struct procfs_stat *st) {
-	int r = *fd >= 0 ? procfs_pread_stat(*fd, pid, st) : -ESRCH;
-
-	if (r < 0) {
-		let_go(s, fd);
-		r = keep(s, fd, pid, 0, "stat");
-		if (r >= 0)
-			r = procfs_pread_stat(r, pid, st);
-	}
-	settle(s, fd, r);
-	return r;
-}
-
 /* The processes active at the previous sample, read through BPF in one
  * read: they are active at this one too (is_active()), and what the batch
  * tells of them is all that their stat would. Those with several threads
  * are read through their threads iterators too. The same read tells what
  * their stat would of the idle processes whose turn it is (look_now()),
  * at a fifth of what reading it costs. */
-struct batch {
-	struct taskiter_batch_entry *e;   /* by pid */
-	size_t n, next;            /* next: where scan_processes() has come to */
-	uint64_t usec;             /* when they were read */
-};
-
-static void batch_free(struct batch *b) {
-	for (size_t i = 0; i < b->n; i++) {
-		free(b->e[i].fds);
-		free(b->e[i].process.threads);
-	}
-	free(b->e);
-}
-
-static int read_batch(struct sampler *s, struct batch *b) {
-	size_t n = 0;
-	int r;
+static int read_batch(struct sampler *s) {
+	struct taskiter_batch_entry *e;
+	size_t n = 0, k = 0;
 
 	for (size_t i = 0; i < s->n_seen; i++)
 		n += s->seen[i].active || look_now(s, &s->seen[i]);
 	if (n == 0)
 		return 0;
-	b->e = calloc(n, sizeof(*b->e));
-	if (!b->e)
+	e = calloc(n, sizeof(*e));
+	if (!e)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_seen; i++)
 		if (s->seen[i].active || look_now(s, &s->seen[i]))
-			b->e[b->n++] = (struct taskiter_batch_entry){ .pid = s->seen[i].pid,
-								      .start_time = s->seen[i].start_time,
-								      .stat_only = !s->seen[i].active };
-	r = taskiter_read_batch(s->bpf, b->e, b->n);
-	b->usec = monotonic_usec();
-	if (r < 0 && r != -ENOMEM) {
-		char why[128];
-		snprintf(why, sizeof(why), "reading through the BPF batch iterator failed (%s): one by one from now on",
-			 strerror(-r));
-		log_warning("Sampling: %s", why);
-		read_each(s, why);
-		r = 0;
-	}
-	if (!s->batch || r < 0) {
-		batch_free(b);
-		*b = (struct batch){ .e = NULL };
-		return r;
-	}
-	for (size_t i = 0, k = 0; i < b->n; i++) {
-		struct taskiter_batch_entry *e = &b->e[i];
-		if (e->r < 0 || e->stat_only || e->process.n_threads > 0)
-			continue;
-		while (s->seen[k].pid != e->pid)   /* both by pid, every entry from seen */
-			k++;
-		r = read_threads_bpf(s, &s->seen[k], &e->process);
-		if (r == -ENOMEM)
-			return r;
-		if (r < 0)
-			e->r = r;   /* then read as any other, from its stat */
-	}
-	return 0;
-}
-
-/* The batch's entry for pid, if it was read; b->next walks along. */
-static struct taskiter_batch_entry *batched(struct batch *b, pid_t pid) {
-	while (b->next < b->n && b->e[b->next].pid < pid)
-		b->next++;
-	return b->next < b->n && b->e[b->next].pid == pid && b->e[b->next].r == 0 ? &b->e[b->next] : NULL;
+			e[k++] = (struct taskiter_batch_entry){ .pid = s->seen[i].pid,
+								.start_time = s->seen[i].start_time,
+								.stat_only = !s->seen[i].active };
+	return reader_read_batch(s->reader, e, n, s->seen);
 }
 
 /* What stat would tell of a process read in the batch. Its CPU time in
@@ -878,7 +310,6 @@ static int list_processes(struct sampler *s, pid_t **ret, size_t *n) {
 static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_result *res, struct scan *sc) {
 	/* A process born since the last sample: its ticks over the window. */
 	double default_window_s = res->window_usec ? (double)res->window_usec / 1e6 : 1.0;
-	struct batch b = { .e = NULL };
 	pid_t *pids;
 	size_t n, k = 0;
 	int r = list_processes(s, &pids, &n);
@@ -887,8 +318,8 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		return r;
 	if (n > 1)   /* pids is NULL for an empty /proc (a test's fixture) */
 		qsort(pids, n, sizeof(*pids), compare_pid);
-	if (s->batch)
-		r = read_batch(s, &b);
+	if (reader_reading(s->reader) == SAMPLER_READ_BATCH)
+		r = read_batch(s);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		struct taskiter_batch_entry *e;
 		struct procfs_stat st;
@@ -903,7 +334,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		while (k < s->n_seen && s->seen[k].pid < pids[i])
 			k++;
 		bool known = k < s->n_seen && s->seen[k].pid == pids[i];
-		e = known ? batched(&b, pids[i]) : NULL;
+		e = known ? reader_batched(s->reader, pids[i]) : NULL;
 		if (known && !e && !look_now(s, &s->seen[k])) {
 			r = carry_over(sc, &s->seen[k]);
 			if (r < 0)
@@ -916,7 +347,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		}
 		if (e)
 			stat_of(s, e, &st);
-		else if (read_stat(s, pids[i], &fd, &st) < 0)
+		else if (reader_read_stat(s->reader, pids[i], &fd, &st) < 0)
 			continue;
 		if (known && s->seen[k].start_time == st.start_time)
 			before = &s->seen[k];
@@ -927,7 +358,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			now.kthread = true;
 			r = carry_over(sc, &now);
 			if (r < 0) {
-				let_go(s, &now.stat_fd);
+				reader_close(s->reader, &now, 1);
 				break;
 			}
 			continue;
@@ -940,20 +371,15 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		window_s = before && now_usec > before->ticks_usec ? (double)(now_usec - before->ticks_usec) / 1e6
 								  : default_window_s;
 
-		if (before) {
-			/* Counters carry over until read again. */
-			now.have_io = before->have_io;
-			now.io = before->io;
-			now.io_usec = before->io_usec;
-			now.have_switches = before->have_switches;
-			now.switches = before->switches;
-			now.switches_usec = before->switches_usec;
-			now.fds_retry_cycle = before->fds_retry_cycle;
-		}
+		if (before)
+			reader_carry_counters(&now, before);
 		if (is_active(s, before, used)) {
 			struct sampler_process *p = grow(res->procs, &sc->allocated_procs, res->n_procs, sizeof(*p));
+			struct procfs_fd *fds;
+			size_t n_fds;
+
 			if (!p) {
-				let_go(s, &now.stat_fd);
+				reader_close(s->reader, &now, 1);
 				r = -ENOMEM;
 				break;
 			}
@@ -975,463 +401,25 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			p->start_time = st.start_time;
 			memcpy(p->comm, st.comm, sizeof(p->comm));
 			p->last_cpu = st.processor;
-			r = read_active(s, sc, before, &now, &st, e && !e->stat_only ? e : NULL, b.usec, p,
-					res->n_procs - 1, window_s);
+			r = reader_read_active(s->reader, s->cycle, before, &now, &st, e && !e->stat_only ? e : NULL, p,
+					       window_s, &fds, &n_fds);
+			if (r >= 0)
+				r = channels_add_endpoints(&sc->eps, &sc->n_eps, &sc->allocated_eps, fds, n_fds,
+							   res->n_procs - 1);
+			free(fds);
 		}
 		struct seen *grown = r < 0 ? NULL : grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
 		if (!grown) {
-			close_seen(s, &now, 1);
+			reader_close(s->reader, &now, 1);
 			r = -ENOMEM;
 			break;
 		}
 		sc->seen = grown;
 		sc->seen[sc->n_seen++] = now;
 	}
-	batch_free(&b);
+	reader_batch_free(s->reader);
 	free(pids);
 	return r < 0 ? r : 0;
-}
-
-/* ---- step 2: what they hold ------------------------------------------- */
-
-/* One entry per (kind, inode, process): a process holding the same end
- * twice (dup2, or stdout and stderr) holds it once. */
-static void merge_endpoints(struct endpoint *eps, size_t *n) {
-	size_t k = 0;
-
-	/* eps is NULL when no process holds a pipe or socket: qsort() must not see it. */
-	if (*n > 1)
-		qsort(eps, *n, sizeof(*eps), compare_endpoint);
-	for (size_t i = 0; i < *n; i++) {
-		if (k > 0 && eps[k - 1].kind == eps[i].kind && eps[k - 1].inode == eps[i].inode &&
-		    eps[k - 1].proc == eps[i].proc) {
-			eps[k - 1].readable |= eps[i].readable;
-			eps[k - 1].writable |= eps[i].writable;
-			continue;
-		}
-		eps[k++] = eps[i];
-	}
-	*n = k;
-}
-
-static long owner_of(const struct endpoint *eps, size_t n, uint64_t inode) {
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		const struct endpoint *e = &eps[mid];
-		if (e->kind < PROCFS_FD_SOCKET || (e->kind == PROCFS_FD_SOCKET && e->inode < inode))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < n && eps[lo].kind == PROCFS_FD_SOCKET && eps[lo].inode == inode)
-		return (long)eps[lo].proc;
-	return -1;
-}
-
-/* ---- step 3: channels -------------------------------------------------- */
-
-/* A pipe connects each process that writes it to each that reads it. A
- * process holding both ends (the one that made it and has not closed one
- * yet) is neither: that is how a parent and its child holding the same pipe
- * never make a pair of their own. */
-static int pipe_channels(const struct endpoint *eps, size_t n, struct sampler_result *res, size_t *allocated) {
-	for (size_t i = 0; i < n;) {
-		size_t end = i;
-
-		while (end < n && eps[end].kind == eps[i].kind && eps[end].inode == eps[i].inode)
-			end++;
-		for (size_t w = i; eps[i].kind == PROCFS_FD_PIPE && w < end; w++) {
-			if (!eps[w].writable || eps[w].readable)
-				continue;
-			for (size_t r = i; r < end; r++) {
-				struct sampler_channel *c;
-				if (!eps[r].readable || eps[r].writable || eps[r].proc == eps[w].proc)
-					continue;
-				c = add_channel(res, allocated);
-				if (!c)
-					return -ENOMEM;
-				c->kind = CHANNEL_PIPE;
-				c->from = res->procs[eps[w].proc].pid;
-				c->to = res->procs[eps[r].proc].pid;
-				c->inode = eps[i].inode;
-			}
-		}
-		i = end;
-	}
-	return 0;
-}
-
-/* A dump lists every Unix socket of the machine, ten thousand on a busy
- * one, while a connected socket's peer never changes: the last dump answers
- * for as long as it knows every socket the active processes hold, and for
- * no longer than this many samples (a datagram socket may connect anew). */
-#define UNIX_DUMP_MAX_AGE 10
-
-static const struct sockdiag_unix *unix_peer_of(const struct sampler *s, uint64_t inode) {
-	struct sockdiag_unix key = { .inode = inode };
-
-	return s->n_unix ? bsearch(&key, s->unix_socks, s->n_unix, sizeof(key), compare_u64) : NULL;
-}
-
-/* Whether inode is in a sorted list of them. */
-static bool in_list(const uint64_t *list, size_t n, uint64_t inode) {
-	return n && bsearch(&inode, list, n, sizeof(inode), compare_u64);
-}
-
-/* Whether the last dump still answers for every socket in eps. */
-static bool unix_dump_fresh(const struct sampler *s, const struct endpoint *eps, size_t n) {
-	if (!s->unix_cycle || s->cycle - s->unix_cycle >= UNIX_DUMP_MAX_AGE)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (eps[i].kind == PROCFS_FD_SOCKET && !unix_peer_of(s, eps[i].inode) &&
-		    !in_list(s->not_unix, s->n_not_unix, eps[i].inode))
-			return false;
-	return true;
-}
-
-static bool unix_listed(const struct sampler *s, uint64_t inode) {
-	return unix_peer_of(s, inode) != NULL;
-}
-
-/* The sockets of eps that a dump did not list (listed() says which it
- * did), sorted, as a fresh list in place of *list. */
-static int note_unlisted(const struct sampler *s, const struct endpoint *eps, size_t n,
-			 bool (*listed)(const struct sampler *, uint64_t), uint64_t **list, size_t *n_list) {
-	uint64_t *others = calloc(n ? n : 1, sizeof(*others));
-	size_t k = 0;
-
-	if (!others)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		if (eps[i].kind == PROCFS_FD_SOCKET && !listed(s, eps[i].inode))
-			others[k++] = eps[i].inode;
-	if (k > 1)
-		qsort(others, k, sizeof(*others), compare_u64);
-	free(*list);
-	*list = others;
-	*n_list = k;
-	return 0;
-}
-
-/* Dumps the Unix sockets again, and notes which of eps's sockets are not
- * among them. */
-static int unix_dump(struct sampler *s, const struct endpoint *eps, size_t n) {
-	struct sockdiag_unix *socks;
-	size_t n_socks;
-	int r = sockdiag_unix(s->diag, &socks, &n_socks);
-
-	if (r < 0)
-		return r;
-	if (n_socks > 1)
-		qsort(socks, n_socks, sizeof(*socks), compare_u64);
-	free(s->unix_socks);
-	s->unix_socks = socks;
-	s->n_unix = n_socks;
-	s->unix_cycle = s->cycle + 1;   /* never 0: 0 means no dump yet */
-	return note_unlisted(s, eps, n, unix_listed, &s->not_unix, &s->n_not_unix);
-}
-
-static int unix_channels(struct sampler *s, const struct endpoint *eps, size_t n, struct sampler_result *res,
-			 size_t *allocated) {
-	int r;
-
-	if (!s->diag)
-		return 0;
-	if (!unix_dump_fresh(s, eps, n) && (r = unix_dump(s, eps, n)) < 0)
-		return log_debug_errno(r, "Failed to dump Unix sockets, ignoring: %m"), 0;
-	/* eps is sorted by kind, then inode: each socket of an active process once. */
-	for (size_t i = 0; i < n; i++) {
-		const struct sockdiag_unix *u = eps[i].kind == PROCFS_FD_SOCKET ? unix_peer_of(s, eps[i].inode) : NULL;
-		long a, b;
-		struct sampler_channel *c;
-
-		/* Each connection from both ends: keep the one from the lower inode. */
-		if (!u || u->peer < u->inode || (i > 0 && eps[i - 1].kind == eps[i].kind && eps[i - 1].inode == eps[i].inode))
-			continue;
-		a = owner_of(eps, n, u->inode);
-		b = owner_of(eps, n, u->peer);
-		if (a < 0 || b < 0 || a == b)
-			continue;
-		c = add_channel(res, allocated);
-		if (!c)
-			return -ENOMEM;
-		c->kind = CHANNEL_UNIX;
-		c->from = res->procs[a].pid;
-		c->to = res->procs[b].pid;
-		c->inode = u->inode;
-	}
-	return 0;
-}
-
-static uint64_t tcp_bytes_before(const struct sampler *s, uint64_t inode, bool *found) {
-	struct tcp_seen key = { .inode = inode }, *hit;
-
-	hit = s->n_tcp ? bsearch(&key, s->tcp, s->n_tcp, sizeof(key), compare_u64) : NULL;
-	*found = hit != NULL;
-	return hit ? hit->bytes : 0;
-}
-
-/* Loopback TCP: the two sockets of a connection have each other's ports.
- * tcp_info counts the bytes for real, both ways. */
-/* A TCP dump walks the kernel's whole table of connections, twice (IPv4 and
- * IPv6), however few there are: the connections it found are asked for one
- * by one instead, each a hash lookup, while they are every socket the
- * active processes hold that could be TCP, and for no longer than this many
- * samples. */
-#define TCP_DUMP_MAX_AGE 10
-
-static const struct sockdiag_tcp *tcp_known(const struct sampler *s, uint64_t inode) {
-	struct sockdiag_tcp key = { .inode = inode };
-
-	return s->n_tcp_known ? bsearch(&key, s->tcp_known, s->n_tcp_known, sizeof(key), compare_u64) : NULL;
-}
-
-/* The active processes' sockets that could be TCP: those no Unix dump has. */
-static bool maybe_tcp(const struct sampler *s, const struct endpoint *e) {
-	return e->kind == PROCFS_FD_SOCKET && !unix_peer_of(s, e->inode);
-}
-
-/* Dumps the loopback connections and keeps them, with the candidates they
- * do not include, for the lookups of the next samples. */
-static bool tcp_listed(const struct sampler *s, uint64_t inode) {
-	return unix_peer_of(s, inode) || tcp_known(s, inode);
-}
-
-static int tcp_dump(struct sampler *s, const struct endpoint *eps, size_t n, struct sockdiag_tcp **ret,
-		    size_t *n_ret) {
-	struct sockdiag_tcp *socks, *known;
-	size_t n_socks;
-	int r = sockdiag_tcp_loopback(s->diag, &socks, &n_socks);
-
-	if (r < 0)
-		return r;
-	known = calloc(n_socks ? n_socks : 1, sizeof(*known));
-	if (!known) {
-		free(socks);
-		return -ENOMEM;
-	}
-	if (n_socks)
-		memcpy(known, socks, n_socks * sizeof(*known));
-	if (n_socks > 1)
-		qsort(known, n_socks, sizeof(*known), compare_u64);
-	free(s->tcp_known);
-	s->tcp_known = known;
-	s->n_tcp_known = n_socks;
-	s->tcp_cycle = s->cycle + 1;   /* never 0: 0 means no dump yet */
-	r = note_unlisted(s, eps, n, tcp_listed, &s->not_tcp, &s->n_not_tcp);
-	if (r < 0) {
-		free(socks);
-		return r;
-	}
-	*ret = socks;
-	*n_ret = n_socks;
-	return 0;
-}
-
-/* The active processes' loopback connections with their counters now: by
- * lookups while the last dump knows them all, else by a new dump. */
-static int tcp_fetch(struct sampler *s, const struct endpoint *eps, size_t n, struct sockdiag_tcp **ret,
-		     size_t *n_ret) {
-	struct sockdiag_tcp *socks;
-	size_t k = 0;
-	bool fresh = s->tcp_cycle && s->cycle - s->tcp_cycle < TCP_DUMP_MAX_AGE;
-
-	for (size_t i = 0; fresh && i < n; i++)
-		fresh = !maybe_tcp(s, &eps[i]) || tcp_known(s, eps[i].inode) ||
-			in_list(s->not_tcp, s->n_not_tcp, eps[i].inode);
-	if (!fresh)
-		return tcp_dump(s, eps, n, ret, n_ret);
-	socks = calloc(n ? n : 1, sizeof(*socks));
-	if (!socks)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct sockdiag_tcp *known = maybe_tcp(s, &eps[i]) ? tcp_known(s, eps[i].inode) : NULL;
-		int r;
-		if (!known || (i > 0 && eps[i - 1].kind == eps[i].kind && eps[i - 1].inode == eps[i].inode))
-			continue;
-		r = sockdiag_tcp_lookup(s->diag, known, &socks[k]);
-		if (r == -ENOENT)
-			continue;   /* closed since */
-		if (r < 0) {
-			free(socks);
-			return tcp_dump(s, eps, n, ret, n_ret);
-		}
-		k++;
-	}
-	*ret = socks;
-	*n_ret = k;
-	return 0;
-}
-
-static int tcp_channels(struct sampler *s, const struct endpoint *eps, size_t n, struct sampler_result *res,
-			size_t *allocated) {
-	struct sockdiag_tcp *socks;
-	struct tcp_seen *now;
-	size_t n_socks;
-	uint64_t dump_usec;
-	double span;
-	bool any = false;
-	int r;
-
-	if (!s->diag)
-		return 0;
-	for (size_t i = 0; !any && i < n; i++)
-		any = maybe_tcp(s, &eps[i]);
-	if (!any) {
-		/* Counters from before a gap would make a rate over the wrong span. */
-		free(s->tcp);
-		s->tcp = NULL;
-		s->n_tcp = 0;
-		s->tcp_usec = 0;
-		return 0;
-	}
-	r = tcp_fetch(s, eps, n, &socks, &n_socks);
-	if (r < 0)
-		return log_debug_errno(r, "Failed to read TCP sockets, ignoring: %m"), 0;
-	/* Over the time between the two reads, for the reason scan_processes() gives. */
-	dump_usec = monotonic_usec();
-	span = s->tcp_usec && dump_usec > s->tcp_usec ? (double)(dump_usec - s->tcp_usec) / 1e6 : 1.0;
-	s->tcp_usec = dump_usec;
-	now = calloc(n_socks ? n_socks : 1, sizeof(*now));
-	if (!now) {
-		free(socks);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n_socks; i++) {
-		now[i].inode = socks[i].inode;
-		now[i].bytes = socks[i].bytes_acked + socks[i].bytes_received;
-	}
-	for (size_t i = 0; i < n_socks; i++) {
-		long a = owner_of(eps, n, socks[i].inode), b = -1;
-		size_t j;
-		bool found_i, found_j;
-		uint64_t before_i, before_j;
-		struct sampler_channel *c;
-
-		if (a < 0 || socks[i].sport > socks[i].dport)
-			continue;   /* each connection once, from its lower port */
-		for (j = 0; j < n_socks; j++)
-			if (j != i && socks[j].sport == socks[i].dport && socks[j].dport == socks[i].sport)
-				break;
-		if (j == n_socks || (b = owner_of(eps, n, socks[j].inode)) < 0 || a == b)
-			continue;
-		before_i = tcp_bytes_before(s, socks[i].inode, &found_i);
-		before_j = tcp_bytes_before(s, socks[j].inode, &found_j);
-		c = add_channel(res, allocated);
-		if (!c) {
-			free(now);
-			free(socks);
-			return -ENOMEM;
-		}
-		c->kind = CHANNEL_TCP;
-		c->from = res->procs[a].pid;
-		c->to = res->procs[b].pid;
-		c->inode = socks[i].inode;
-		/* Each byte is acked at one end and received at the other: half of
-		 * the sum of both ends is what crossed, both ways together. */
-		if (found_i && found_j)
-			c->bytes_per_s = (double)(now[i].bytes - before_i + now[j].bytes - before_j) / 2.0 / span;
-	}
-	free(socks);
-	if (n_socks > 1)   /* now may be NULL without loopback TCP sockets */
-		qsort(now, n_socks, sizeof(*now), compare_u64);
-	free(s->tcp);
-	s->tcp = now;
-	s->n_tcp = n_socks;
-	return 0;
-}
-
-/* Pipes and Unix sockets have no byte counters of their own: a process's
- * read(2)/write(2) bytes are shared out evenly over its channels, and a
- * channel carries what the busier of its ends counted. Not the lesser: one
- * end may move its bytes with splice(2) or sendfile(2), which the counters
- * do not see (pv reads its pipe that way). */
-static void estimate_rates(struct sampler_result *res) {
-	struct share *share = calloc(res->n_procs ? res->n_procs : 1, sizeof(*share));
-
-	if (!share)
-		return;
-	for (size_t i = 0; i < res->n_channels; i++) {
-		long a = sampler_result_index(res, res->channels[i].from), b = sampler_result_index(res, res->channels[i].to);
-		if (res->channels[i].kind == CHANNEL_THREADS)
-			continue;   /* a process's own: its bytes are its rate already */
-		if (a >= 0)
-			share[a].channels++;
-		if (b >= 0)
-			share[b].channels++;
-	}
-	for (size_t i = 0; i < res->n_channels; i++) {
-		struct sampler_channel *c = &res->channels[i];
-		long a = sampler_result_index(res, c->from), b = sampler_result_index(res, c->to);
-		double a_out, a_in, b_out, b_in;
-
-		if (c->kind == CHANNEL_TCP || c->kind == CHANNEL_THREADS || a < 0 || b < 0)
-			continue;
-		a_out = res->procs[a].write_bps / share[a].channels;
-		a_in = res->procs[a].read_bps / share[a].channels;
-		b_out = res->procs[b].write_bps / share[b].channels;
-		b_in = res->procs[b].read_bps / share[b].channels;
-		c->bytes_per_s = a_out > b_in ? a_out : b_in;
-		if (c->kind == CHANNEL_UNIX)
-			c->bytes_per_s += b_out > a_in ? b_out : a_in;
-	}
-	free(share);
-}
-
-/* A process with busy threads is a channel of its own. What its threads
- * exchange has no counter: its read(2)/write(2) bytes stand for its
- * progress, and may be 0 (a thread group that only computes). */
-static int thread_channels(struct sampler_result *res, size_t *allocated) {
-	for (size_t i = 0; i < res->n_procs; i++) {
-		const struct sampler_process *p = &res->procs[i];
-		struct sampler_channel *c;
-
-		if (p->busy_threads < 2)
-			continue;
-		c = add_channel(res, allocated);
-		if (!c)
-			return -ENOMEM;
-		c->kind = CHANNEL_THREADS;
-		c->from = c->to = p->pid;
-		c->bytes_per_s = p->read_bps + p->write_bps;
-	}
-	return 0;
-}
-
-/* How busy each CPU was since the previous sample: the load that others put
- * there, which placement must count. Both readings list CPUs in order. */
-static void sample_cpu_load(struct sampler *s, struct sampler_result *res) {
-	struct procfs_cpu_time *now;
-	size_t n, k = 0;
-	int r = procfs_read_cpu_times(s->root, &now, &n);
-
-	if (r < 0) {
-		log_debug_errno(r, "Failed to read the CPUs' times, ignoring: %m");
-		return;
-	}
-	if (s->cpu_times && n > 0) {
-		for (size_t i = 0; i < n; i++)
-			if (now[i].cpu + 1 > res->n_cpu_load)
-				res->n_cpu_load = now[i].cpu + 1;
-		res->cpu_load = calloc(res->n_cpu_load, sizeof(*res->cpu_load));
-		if (!res->cpu_load)
-			res->n_cpu_load = 0;
-	}
-	for (size_t i = 0; res->cpu_load && i < n; i++) {
-		const struct procfs_cpu_time *b;
-		while (k < s->n_cpu_times && s->cpu_times[k].cpu < now[i].cpu)
-			k++;
-		if (k == s->n_cpu_times || s->cpu_times[k].cpu != now[i].cpu)
-			continue;   /* came online since */
-		b = &s->cpu_times[k];
-		if (now[i].total > b->total && now[i].busy >= b->busy && now[i].busy - b->busy <= now[i].total - b->total)
-			res->cpu_load[now[i].cpu] = (double)(now[i].busy - b->busy) / (double)(now[i].total - b->total);
-	}
-	free(s->cpu_times);
-	s->cpu_times = now;
-	s->n_cpu_times = n;
 }
 
 /* Context switches are read only of the processes on a channel: they are
@@ -1453,17 +441,10 @@ static void switches_of_members(struct sampler *s, struct scan *sc, struct sampl
 		struct seen *seen = bsearch(&res->procs[i].pid, sc->seen, sc->n_seen, sizeof(*sc->seen), compare_pid);
 		if (!seen)
 			continue;
-		if (member && member[i]) {
-			if (seen->have_fresh_switches)
-				switch_rates(seen, &res->procs[i], &seen->fresh_switches, seen->fresh_usec);
-			else
-				read_switches(s, seen, &res->procs[i]);
-			continue;
-		}
-		/* Not read, so not a baseline either. */
-		seen->have_switches = false;
-		for (size_t t = 0; t < seen->n_threads; t++)
-			let_go(s, &seen->threads[t].status_fd);
+		if (member && member[i])
+			reader_read_switches(s->reader, seen, &res->procs[i]);
+		else
+			reader_skip_switches(s->reader, seen);
 	}
 	free(member);
 }
@@ -1479,30 +460,28 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 	res->window_usec = s->have_baseline && now_usec > s->last_usec ? now_usec - s->last_usec : 0;
 
 	r = scan_processes(s, now_usec, res, &sc);
-	merge_endpoints(sc.eps, &sc.n_eps);
+	channels_merge_endpoints(sc.eps, &sc.n_eps);
 	if (r >= 0)
-		r = pipe_channels(sc.eps, sc.n_eps, res, &allocated);
+		r = channels_pipes(sc.eps, sc.n_eps, res, &allocated);
 	if (r >= 0)
-		r = unix_channels(s, sc.eps, sc.n_eps, res, &allocated);
+		r = peers_channels(s->peers, s->cycle, sc.eps, sc.n_eps, res, &allocated);
 	if (r >= 0)
-		r = tcp_channels(s, sc.eps, sc.n_eps, res, &allocated);
-	if (r >= 0)
-		r = thread_channels(res, &allocated);
+		r = channels_threads(res, &allocated);
 	if (r >= 0)
 		switches_of_members(s, &sc, res);
 	free(sc.eps);
 	if (r < 0) {
-		close_seen(s, sc.seen, sc.n_seen);
+		reader_close(s->reader, sc.seen, sc.n_seen);
 		free(sc.seen);
 		sampler_result_free(res);
 		return r;
 	}
-	estimate_rates(res);
-	sample_cpu_load(s, res);
+	channels_share_bytes(res);
+	cpuload_sample(s->cpuload, &res->cpu_load, &res->n_cpu_load);
 
 	/* What is left open in the old list belongs to processes that are gone,
 	 * or went idle. */
-	close_seen(s, s->seen, s->n_seen);
+	reader_close(s->reader, s->seen, s->n_seen);
 	free(s->seen);
 	s->seen = sc.seen;
 	s->n_seen = sc.n_seen;

@@ -1,0 +1,178 @@
+#include "channels.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int compare_endpoint(const void *a, const void *b) {
+	const struct endpoint *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return (x->kind > y->kind) - (x->kind < y->kind);
+	if (x->inode != y->inode)
+		return (x->inode > y->inode) - (x->inode < y->inode);
+	return (x->proc > y->proc) - (x->proc < y->proc);
+}
+
+static void *grow(void *p, size_t *allocated, size_t n, size_t size) {
+	void *q;
+
+	if (n < *allocated)
+		return p;
+	q = realloc(p, (*allocated ? *allocated * 2 : 64) * size);
+	if (q)
+		*allocated = *allocated ? *allocated * 2 : 64;
+	return q;
+}
+
+int channels_add_endpoints(struct endpoint **eps, size_t *n, size_t *allocated, struct procfs_fd *fds, size_t n_fds,
+			   size_t proc) {
+	for (size_t f = 0; f < n_fds; f++) {
+		struct endpoint *grown = grow(*eps, allocated, *n, sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		*eps = grown;
+		grown[(*n)++] = (struct endpoint){ .kind = fds[f].kind, .inode = fds[f].inode, .proc = proc,
+						   .readable = fds[f].readable, .writable = fds[f].writable };
+	}
+	return 0;
+}
+
+/* One entry per (kind, inode, process): a process holding the same end
+ * twice (dup2, or stdout and stderr) holds it once. */
+void channels_merge_endpoints(struct endpoint *eps, size_t *n) {
+	size_t k = 0;
+
+	/* eps is NULL when no process holds a pipe or socket: qsort() must not see it. */
+	if (*n > 1)
+		qsort(eps, *n, sizeof(*eps), compare_endpoint);
+	for (size_t i = 0; i < *n; i++) {
+		if (k > 0 && eps[k - 1].kind == eps[i].kind && eps[k - 1].inode == eps[i].inode &&
+		    eps[k - 1].proc == eps[i].proc) {
+			eps[k - 1].readable |= eps[i].readable;
+			eps[k - 1].writable |= eps[i].writable;
+			continue;
+		}
+		eps[k++] = eps[i];
+	}
+	*n = k;
+}
+
+long channels_socket_owner(const struct endpoint *eps, size_t n, uint64_t inode) {
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct endpoint *e = &eps[mid];
+		if (e->kind < PROCFS_FD_SOCKET || (e->kind == PROCFS_FD_SOCKET && e->inode < inode))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && eps[lo].kind == PROCFS_FD_SOCKET && eps[lo].inode == inode)
+		return (long)eps[lo].proc;
+	return -1;
+}
+
+struct sampler_channel *channels_add(struct sampler_result *r, size_t *allocated) {
+	struct sampler_channel *c = grow(r->channels, allocated, r->n_channels, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	r->channels = c;
+	memset(&c[r->n_channels], 0, sizeof(*c));
+	return &c[r->n_channels++];
+}
+
+/* A pipe connects each process that writes it to each that reads it. A
+ * process holding both ends (the one that made it and has not closed one
+ * yet) is neither: that is how a parent and its child holding the same pipe
+ * never make a pair of their own. */
+int channels_pipes(const struct endpoint *eps, size_t n, struct sampler_result *res, size_t *allocated) {
+	for (size_t i = 0; i < n;) {
+		size_t end = i;
+
+		while (end < n && eps[end].kind == eps[i].kind && eps[end].inode == eps[i].inode)
+			end++;
+		for (size_t w = i; eps[i].kind == PROCFS_FD_PIPE && w < end; w++) {
+			if (!eps[w].writable || eps[w].readable)
+				continue;
+			for (size_t r = i; r < end; r++) {
+				struct sampler_channel *c;
+				if (!eps[r].readable || eps[r].writable || eps[r].proc == eps[w].proc)
+					continue;
+				c = channels_add(res, allocated);
+				if (!c)
+					return -ENOMEM;
+				c->kind = CHANNEL_PIPE;
+				c->from = res->procs[eps[w].proc].pid;
+				c->to = res->procs[eps[r].proc].pid;
+				c->inode = eps[i].inode;
+			}
+		}
+		i = end;
+	}
+	return 0;
+}
+
+/* A process with busy threads is a channel of its own. What its threads
+ * exchange has no counter: its read(2)/write(2) bytes stand for its
+ * progress, and may be 0 (a thread group that only computes). */
+int channels_threads(struct sampler_result *res, size_t *allocated) {
+	for (size_t i = 0; i < res->n_procs; i++) {
+		const struct sampler_process *p = &res->procs[i];
+		struct sampler_channel *c;
+
+		if (p->busy_threads < 2)
+			continue;
+		c = channels_add(res, allocated);
+		if (!c)
+			return -ENOMEM;
+		c->kind = CHANNEL_THREADS;
+		c->from = c->to = p->pid;
+		c->bytes_per_s = p->read_bps + p->write_bps;
+	}
+	return 0;
+}
+
+/* Per active process while a sample is built: how its bytes are shared out. */
+struct share {
+	unsigned channels;
+};
+
+/* Pipes and Unix sockets have no byte counters of their own: a process's
+ * read(2)/write(2) bytes are shared out evenly over its channels, and a
+ * channel carries what the busier of its ends counted. Not the lesser: one
+ * end may move its bytes with splice(2) or sendfile(2), which the counters
+ * do not see (pv reads its pipe that way). */
+void channels_share_bytes(struct sampler_result *res) {
+	struct share *share = calloc(res->n_procs ? res->n_procs : 1, sizeof(*share));
+
+	if (!share)
+		return;
+	for (size_t i = 0; i < res->n_channels; i++) {
+		long a = sampler_result_index(res, res->channels[i].from), b = sampler_result_index(res, res->channels[i].to);
+		if (res->channels[i].kind == CHANNEL_THREADS)
+			continue;   /* a process's own: its bytes are its rate already */
+		if (a >= 0)
+			share[a].channels++;
+		if (b >= 0)
+			share[b].channels++;
+	}
+	for (size_t i = 0; i < res->n_channels; i++) {
+		struct sampler_channel *c = &res->channels[i];
+		long a = sampler_result_index(res, c->from), b = sampler_result_index(res, c->to);
+		double a_out, a_in, b_out, b_in;
+
+		if (c->kind == CHANNEL_TCP || c->kind == CHANNEL_THREADS || a < 0 || b < 0)
+			continue;
+		a_out = res->procs[a].write_bps / share[a].channels;
+		a_in = res->procs[a].read_bps / share[a].channels;
+		b_out = res->procs[b].write_bps / share[b].channels;
+		b_in = res->procs[b].read_bps / share[b].channels;
+		c->bytes_per_s = a_out > b_in ? a_out : b_in;
+		if (c->kind == CHANNEL_UNIX)
+			c->bytes_per_s += b_out > a_in ? b_out : a_in;
+	}
+	free(share);
+}
