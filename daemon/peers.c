@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "sockdiag.h"
+#include "util.h"
 
 struct tcp_seen {
 	uint64_t inode;
@@ -70,13 +71,6 @@ static int compare_u64(const void *a, const void *b) {
 _Static_assert(offsetof(struct tcp_seen, inode) == 0, "tcp_seen begins with its inode");
 _Static_assert(offsetof(struct sockdiag_unix, inode) == 0, "sockdiag_unix begins with its inode");
 _Static_assert(offsetof(struct sockdiag_tcp, inode) == 0, "sockdiag_tcp begins with its inode");
-
-static uint64_t monotonic_usec(void) {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* A dump lists every Unix socket of the machine, ten thousand on a busy
  * one, while a connected socket's peer never changes: the last dump answers
@@ -302,7 +296,7 @@ static int tcp_channels(struct peers *p, const struct endpoint *eps, size_t n, s
 	if (r < 0)
 		return log_debug_errno(r, "Failed to read TCP sockets, ignoring: %m"), 0;
 	/* Over the time between the two reads, for the reason io_rates() (reader.c) gives. */
-	dump_usec = monotonic_usec();
+	dump_usec = util_usec(CLOCK_MONOTONIC);
 	span = p->tcp_usec && dump_usec > p->tcp_usec ? (double)(dump_usec - p->tcp_usec) / 1e6 : 1.0;
 	p->tcp_usec = dump_usec;
 	now = calloc(n_socks ? n_socks : 1, sizeof(*now));

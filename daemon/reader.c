@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 
 /* A thread of an active process at the previous sample. */
 struct thread_seen {
@@ -33,13 +34,6 @@ struct reader {
 	size_t n_kept, max_kept;   /* /proc fds and iterator links kept open, and how many may be */
 	struct batch batched;      /* this sample's batch, until reader_batch_free() */
 };
-
-static uint64_t monotonic_usec(void) {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* From now on reads each active process through iterators of its own, or
  * everything from /proc; why goes into the note. */
@@ -284,7 +278,7 @@ static void read_switches(struct reader *rd, struct seen *now, struct sampler_pr
 		sw.voluntary += one.voluntary;
 		sw.involuntary += one.involuntary;
 	}
-	switch_rates(now, p, &sw, monotonic_usec());
+	switch_rates(now, p, &sw, util_usec(CLOCK_MONOTONIC));
 }
 
 /* Bytes through read(2) and write(2) per second since they were last read,
@@ -311,7 +305,7 @@ static void read_io(struct reader *rd, struct seen *now, struct sampler_process 
 		r = procfs_pread_io(r, &io);
 	settle(rd, &now->io_fd, r);
 	if (r >= 0)
-		io_rates(now, p, &io, monotonic_usec());
+		io_rates(now, p, &io, util_usec(CLOCK_MONOTONIC));
 }
 
 /* The pipe and socket fds of an active process, into *fds (n_fds). One
@@ -390,7 +384,7 @@ static int read_active_bpf(struct reader *rd, struct seen *before, struct seen *
 	settle(rd, &now->files_link, r);
 	if (r >= 0 && tp.n_threads == 0)
 		r = read_threads_bpf(rd, now, &tp);
-	uint64_t read_usec = monotonic_usec();
+	uint64_t read_usec = util_usec(CLOCK_MONOTONIC);
 	if (r < 0) {
 		free(*fds);
 		*fds = NULL;
@@ -498,7 +492,7 @@ int reader_read_batch(struct reader *rd, struct taskiter_batch_entry *e, size_t 
 
 	*b = (struct batch){ .e = e, .n = n };
 	r = taskiter_read_batch(rd->bpf, b->e, b->n);
-	b->usec = monotonic_usec();
+	b->usec = util_usec(CLOCK_MONOTONIC);
 	if (r < 0 && r != -ENOMEM) {
 		char why[128];
 		snprintf(why, sizeof(why), "reading through the BPF batch iterator failed (%s): one by one from now on",

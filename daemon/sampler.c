@@ -12,6 +12,7 @@
 #include "cpuload.h"
 #include "peers.h"
 #include "reader.h"
+#include "util.h"
 
 struct sampler {
 	const char *root;
@@ -118,12 +119,7 @@ long sampler_result_index(const struct sampler_result *res, pid_t pid) {
 	return lo < res->n_procs && res->procs[lo].pid == pid ? (long)lo : -1;
 }
 
-/* pids, and the records that begin with one (struct seen). */
-static int compare_pid(const void *a, const void *b) {
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
+/* util_compare_pid() sorts and finds the records that begin with a pid too. */
 _Static_assert(offsetof(struct seen, pid) == 0, "seen begins with its pid");
 
 static void *grow(void *p, size_t *allocated, size_t n, size_t size) {
@@ -317,7 +313,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 	if (r < 0)
 		return r;
 	if (n > 1)   /* pids is NULL for an empty /proc (a test's fixture) */
-		qsort(pids, n, sizeof(*pids), compare_pid);
+		qsort(pids, n, sizeof(*pids), util_compare_pid);
 	if (reader_reading(s->reader) == SAMPLER_READ_BATCH)
 		r = read_batch(s);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
@@ -438,7 +434,7 @@ static void switches_of_members(struct sampler *s, struct scan *sc, struct sampl
 	}
 	for (size_t i = 0; i < res->n_procs; i++) {
 		/* Both lists are sorted by pid, and every active process has its entry. */
-		struct seen *seen = bsearch(&res->procs[i].pid, sc->seen, sc->n_seen, sizeof(*sc->seen), compare_pid);
+		struct seen *seen = bsearch(&res->procs[i].pid, sc->seen, sc->n_seen, sizeof(*sc->seen), util_compare_pid);
 		if (!seen)
 			continue;
 		if (member && member[i])
