@@ -58,7 +58,7 @@ WARNINGS   := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -DCCXD_VERSION='"$(VERSION)"' \
               -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' \
-              -Icommon -Idaemon $(shell pkg-config --cflags $(PKGS))
+              $(INCLUDES) $(shell pkg-config --cflags $(PKGS))
 LDLIBS     += $(shell pkg-config --libs $(PKGS)) -lpthread
 LDFLAGS    += -Wl,--as-needed
 ifeq ($(CI),true)
@@ -75,7 +75,11 @@ LDFLAGS    += -fsanitize=$(SANITIZE)
 endif
 
 COMMON_SRC := $(wildcard common/*.c)
-DAEMON_SRC := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+# The daemon's parts: the pure policies, the sampler, the probe and the
+# config each in a folder of their own; every folder is on the include path.
+DAEMON_DIRS := daemon daemon/policy daemon/sample daemon/probe daemon/config
+INCLUDES   := -Icommon $(addprefix -I,$(DAEMON_DIRS))
+DAEMON_SRC := $(filter-out daemon/main.c,$(wildcard $(addsuffix /*.c,$(DAEMON_DIRS))))
 COMMON_OBJ := $(COMMON_SRC:.c=.o)
 DAEMON_OBJ := $(DAEMON_SRC:.c=.o)
 UNIT_SRC   := $(wildcard tests/unit/test-*.c)
@@ -118,17 +122,17 @@ tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a common/libcommon.a
 tools/bench/read-cost: tools/bench/read-cost.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The BPF iterators of the sampler (daemon/taskiter.c), compiled for the BPF
+# The BPF iterators of the sampler (daemon/sample/taskiter.c), compiled for the BPF
 # target and built into ccxd. -g gives the BTF that CO-RE relocates with.
-TASKITER_OBJECT := daemon/bpf/taskiter.bpf.o
+TASKITER_OBJECT := daemon/sample/bpf/taskiter.bpf.o
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -I/usr/include/$(shell $(CC) -print-multiarch)
-$(TASKITER_OBJECT): daemon/bpf/taskiter.bpf.c daemon/taskiter-records.h Makefile
+$(TASKITER_OBJECT): daemon/sample/bpf/taskiter.bpf.c daemon/sample/taskiter-records.h Makefile
 	clang $(BPF_CFLAGS) -c -o $@ $<
-daemon/taskiter.o: $(TASKITER_OBJECT)
+daemon/sample/taskiter.o: $(TASKITER_OBJECT)
 
 # Every object depends on every header: the project is small enough that this
 # costs nothing and it can never build against a stale header.
-HEADERS    := $(wildcard common/*.h daemon/*.h tools/*.h tests/unit/*.h)
+HEADERS    := $(wildcard common/*.h $(addsuffix /*.h,$(DAEMON_DIRS)) tools/*.h tests/unit/*.h)
 %.o: %.c $(HEADERS) Makefile .build-flags
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -137,7 +141,7 @@ HEADERS    := $(wildcard common/*.h daemon/*.h tools/*.h tests/unit/*.h)
 # of linking old objects. The old products are removed rather than left to
 # timestamps, which a clock set back would fool.
 BUILD_FLAGS := $(CC) $(CFLAGS) $(LDFLAGS) $(SANITIZE)
-BUILT      := common/*.o daemon/*.o tools/*.o tools/helpers/*.o tools/bench/*.o tests/unit/*.o \
+BUILT      := common/*.o $(addsuffix /*.o,$(DAEMON_DIRS)) tools/*.o tools/helpers/*.o tools/bench/*.o tests/unit/*.o \
               common/libcommon.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN) tools/bench/read-cost
 .build-flags: FORCE
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || { rm -f $(BUILT); echo '$(BUILD_FLAGS)' > $@; }
@@ -148,7 +152,7 @@ FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -std=gnu11 $(WARNINGS) -D_GNU_SOURCE \
-                -DCCXD_VERSION='"$(VERSION)"' -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -Icommon -Idaemon $(shell pkg-config --cflags $(PKGS)) \
+                -DCCXD_VERSION='"$(VERSION)"' -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' $(INCLUDES) $(shell pkg-config --cflags $(PKGS)) \
                 -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
                 -Wno-gnu-variable-sized-type-not-at-end  # the proc connector message layout, as the kernel defines it
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz-*.c)
@@ -157,7 +161,7 @@ FUZZ_COMMON  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(COMMON_SRC))
 FUZZ_DAEMON  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(DAEMON_SRC))
 FUZZ_SECONDS ?= 60
 
-$(FUZZ_DIR)/daemon/taskiter.o: $(TASKITER_OBJECT)
+$(FUZZ_DIR)/daemon/sample/taskiter.o: $(TASKITER_OBJECT)
 $(FUZZ_DIR)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<

@@ -1,5 +1,5 @@
 /* What the sampler reads of an active process, through BPF iterators
- * (daemon/bpf/taskiter.bpf.c) instead of /proc: its threads' times,
+ * (daemon/sample/bpf/taskiter.bpf.c) instead of /proc: its threads' times,
  * context switches and I/O bytes, and its pipe and socket fds, in one
  * read(2) each instead of one system call per file and per fd; and, with
  * the batch iterator, those of many processes in one read(2), with what

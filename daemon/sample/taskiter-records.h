@@ -1,4 +1,4 @@
-/* The records that the BPF iterators of daemon/bpf/taskiter.bpf.c write and
+/* The records that the BPF iterators of bpf/taskiter.bpf.c write and
  * taskiter.c reads: the threads iterator one per thread of the process its
  * link is bound to; the files iterator one for the thread whose files they
  * are, then one per pipe or socket fd (nothing for a process without
