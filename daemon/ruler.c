@@ -129,7 +129,7 @@ static int read_subject(const struct ruler *r, const struct procfs_stat *st, con
 static int carry_out(struct ruler *r, const struct procfs_stat *st, struct placement *p, const struct rule *rule) {
 	struct ruling_context ctx = {
 		.topology = r->topology,
-		.mode = r->config->mode,
+		.dry_run = r->config->mode == CONFIG_MODE_DRY_RUN,
 		/* Dry-run on another machine's topology shows that machine's
 		 * decisions: this machine's CPUs and cpusets do not bound them. */
 		.bounded = !(r->config->mode == CONFIG_MODE_DRY_RUN && strcmp(r->topology->source, "system") != 0),

@@ -80,7 +80,7 @@ static int decide(const struct rule *rule, const struct ruling_subject *s, const
 	if (!s->ours && !cpulist_is_subset(&s->allowed, &s->mask) && !rule->force)
 		return rule_as(ret, RULING_LEAVE_ALONE, "rule %s: affinity %s was set by someone else (force = no)",
 			       rule->name, cpulist_format(&s->mask, list, sizeof(list)));
-	if (ctx->mode == CONFIG_MODE_DRY_RUN)
+	if (ctx->dry_run)
 		return rule_as(ret, RULING_WOULD_PIN, "rule %s: would pin to CCX %s", rule->name,
 			       placer_ccx_list(ctx->topology, &ret->cpus, list, sizeof(list)));
 	return rule_as(ret, RULING_PIN, "rule %s", rule->name);

@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
 #include "placements.h"
 #include "rules.h"
 #include "topology.h"
@@ -41,7 +40,7 @@ struct ruling_subject {
 
 struct ruling_context {
 	const struct topology *topology;
-	enum config_mode mode;
+	bool dry_run;             /* decide and report, set nothing */
 	const unsigned *load;     /* per CCX: the processes rules placed there, but this one */
 	bool bounded;             /* this machine's cpusets bound the choice: false for another
 				   * machine's topology in dry-run, whose decisions are that machine's */

@@ -32,11 +32,11 @@ static struct ruling_subject stranger(void) {
 	return (struct ruling_subject){ .ours = false, .mask = cpus("0-3"), .allowed = cpus("0-3") };
 }
 
-static struct ruling decide(const struct rule *rule, const struct ruling_subject *s, enum config_mode mode,
+static struct ruling decide(const struct rule *rule, const struct ruling_subject *s, bool dry_run,
 			    const unsigned *load) {
 	static const unsigned none[2];
 	struct topology *t = test_topology(TWO_BY_TWO);
-	struct ruling_context ctx = { .topology = t, .mode = mode, .load = load ? load : none, .bounded = true };
+	struct ruling_context ctx = { .topology = t, .dry_run = dry_run, .load = load ? load : none, .bounded = true };
 	struct ruling r;
 
 	CHECK_INT(ruling_decide(rule, s, &ctx, &r), 0);
@@ -49,7 +49,7 @@ static unsigned one[] = { 1 };
 static void ignore_is_noted_and_nothing_set(void) {
 	struct rule rule = { .name = "x", .policy = RULE_POLICY_IGNORE };
 	struct ruling_subject s = stranger();
-	struct ruling r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	struct ruling r = decide(&rule, &s, false, NULL);
 
 	CHECK_INT(r.action, RULING_IGNORE);
 	CHECK_STR(r.reason, "rule x: policy = ignore");
@@ -61,14 +61,14 @@ static void pair_and_auto_are_handed_over(void) {
 	struct rule automatic = { .name = "a", .policy = RULE_POLICY_AUTO, .ccx_auto = true };
 	struct ruling_subject s = stranger();
 
-	CHECK_INT(decide(&pair, &s, CONFIG_MODE_ENFORCE, NULL).action, RULING_HAND_OVER);
-	CHECK_INT(decide(&automatic, &s, CONFIG_MODE_ENFORCE, NULL).action, RULING_HAND_OVER);
+	CHECK_INT(decide(&pair, &s, false, NULL).action, RULING_HAND_OVER);
+	CHECK_INT(decide(&automatic, &s, false, NULL).action, RULING_HAND_OVER);
 }
 
 static void pin_takes_the_named_ccx(void) {
 	struct rule rule = { .name = "x", .policy = RULE_POLICY_PIN, .ccx = one, .n_ccx = 1 };
 	struct ruling_subject s = stranger();
-	struct ruling r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	struct ruling r = decide(&rule, &s, false, NULL);
 
 	CHECK_INT(r.action, RULING_PIN);
 	CHECK_STR(list(&r.cpus), "2-3");
@@ -78,7 +78,7 @@ static void pin_takes_the_named_ccx(void) {
 static void dry_run_would_pin(void) {
 	struct rule rule = { .name = "x", .policy = RULE_POLICY_PIN, .ccx = one, .n_ccx = 1 };
 	struct ruling_subject s = stranger();
-	struct ruling r = decide(&rule, &s, CONFIG_MODE_DRY_RUN, NULL);
+	struct ruling r = decide(&rule, &s, true, NULL);
 
 	CHECK_INT(r.action, RULING_WOULD_PIN);
 	CHECK_STR(list(&r.cpus), "2-3");
@@ -91,11 +91,11 @@ static void a_hand_set_mask_is_left_alone_unless_forced(void) {
 	struct ruling r;
 
 	s.mask = cpus("0");   /* narrower than the cpuset: taskset, numactl... */
-	r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	r = decide(&rule, &s, false, NULL);
 	CHECK_INT(r.action, RULING_LEAVE_ALONE);
 	CHECK_STR(r.reason, "rule x: affinity 0 was set by someone else (force = no)");
 	rule.force = true;
-	r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	r = decide(&rule, &s, false, NULL);
 	CHECK_INT(r.action, RULING_PIN);
 	CHECK_STR(list(&r.cpus), "2-3");
 }
@@ -104,13 +104,13 @@ static void ccxd_own_narrow_mask_is_no_hand(void) {
 	struct rule rule = { .name = "x", .policy = RULE_POLICY_PIN, .ccx = one, .n_ccx = 1 };
 	struct ruling_subject s = { .ours = true, .mask = cpus("0-1"), .allowed = cpus("0-3") };
 
-	CHECK_INT(decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL).action, RULING_PIN);
+	CHECK_INT(decide(&rule, &s, false, NULL).action, RULING_PIN);
 }
 
 static void a_mask_as_wide_as_the_cpuset_is_no_hand(void) {
 	struct rule rule = { .name = "x", .policy = RULE_POLICY_PIN, .ccx = one, .n_ccx = 1 };
 	struct ruling_subject s = { .ours = false, .mask = cpus("1-3"), .allowed = cpus("1-3") };
-	struct ruling r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	struct ruling r = decide(&rule, &s, false, NULL);
 
 	CHECK_INT(r.action, RULING_PIN);
 	CHECK_STR(list(&r.cpus), "2-3");
@@ -119,12 +119,12 @@ static void a_mask_as_wide_as_the_cpuset_is_no_hand(void) {
 static void the_cgroup_cpuset_bounds_the_cpus(void) {
 	struct rule rule = { .name = "x", .policy = RULE_POLICY_PIN, .ccx = one, .n_ccx = 1 };
 	struct ruling_subject s = { .ours = false, .mask = cpus("0-2"), .allowed = cpus("0-2") };
-	struct ruling r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	struct ruling r = decide(&rule, &s, false, NULL);
 
 	CHECK_INT(r.action, RULING_PIN);
 	CHECK_STR(list(&r.cpus), "2");
 	s.mask = s.allowed = cpus("0-1");
-	r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	r = decide(&rule, &s, false, NULL);
 	CHECK_INT(r.action, RULING_LEAVE_ALONE);
 	CHECK_STR(r.reason, "rule x: its cgroup cpuset 0-1 excludes CCX 1");
 }
@@ -134,7 +134,7 @@ static void another_machines_topology_is_not_bounded_here(void) {
 	struct ruling_subject s = { .ours = false, .mask = cpus("0-1"), .allowed = cpus("0-1") };
 	struct topology *t = test_topology(TWO_BY_TWO);
 	unsigned load[2] = { 0 };
-	struct ruling_context ctx = { .topology = t, .mode = CONFIG_MODE_DRY_RUN, .load = load, .bounded = false };
+	struct ruling_context ctx = { .topology = t, .dry_run = true, .load = load, .bounded = false };
 	struct ruling r;
 
 	CHECK_INT(ruling_decide(&rule, &s, &ctx, &r), 0);
@@ -146,14 +146,14 @@ static void another_machines_topology_is_not_bounded_here(void) {
 static void spread_gives_a_set_per_ccx_within_the_cpuset(void) {
 	struct rule rule = { .name = "s", .policy = RULE_POLICY_SPREAD, .ccx_auto = true };
 	struct ruling_subject s = stranger();
-	struct ruling r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	struct ruling r = decide(&rule, &s, false, NULL);
 
 	CHECK_INT(r.action, RULING_PIN);
 	CHECK_INT(r.n_sets, 2);
 	CHECK_STR(list(&r.cpus), "0-3");
 	free(r.sets);
 	s.mask = s.allowed = cpus("0-1");
-	r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	r = decide(&rule, &s, false, NULL);
 	CHECK_INT(r.action, RULING_PIN);
 	CHECK_INT(r.n_sets, 1);
 	CHECK(r.sets && strcmp(list(&r.sets[0]), "0-1") == 0);
@@ -166,7 +166,7 @@ static void sets_go_only_with_a_pin(void) {
 	struct ruling r;
 
 	s.mask = cpus("3");
-	r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	r = decide(&rule, &s, false, NULL);
 	CHECK_INT(r.action, RULING_LEAVE_ALONE);
 	CHECK(!r.sets);
 	CHECK_INT(r.n_sets, 0);
@@ -176,7 +176,7 @@ static void a_ccx_that_does_not_exist_is_no_ccx(void) {
 	unsigned five[] = { 5 };
 	struct rule rule = { .name = "x", .policy = RULE_POLICY_PIN, .ccx = five, .n_ccx = 1 };
 	struct ruling_subject s = stranger();
-	struct ruling r = decide(&rule, &s, CONFIG_MODE_ENFORCE, NULL);
+	struct ruling r = decide(&rule, &s, false, NULL);
 
 	CHECK_INT(r.action, RULING_LEAVE_ALONE);
 	CHECK_STR(r.reason, "rule x: no usable CCX among those it names");
@@ -187,10 +187,10 @@ static void ccx_auto_goes_where_the_rules_placed_least(void) {
 	struct ruling_subject s = stranger();
 	unsigned busy_first[2] = { 3, 0 }, busy_second[2] = { 0, 2 };
 
-	struct ruling r = decide(&rule, &s, CONFIG_MODE_ENFORCE, busy_first);
+	struct ruling r = decide(&rule, &s, false, busy_first);
 
 	CHECK_STR(list(&r.cpus), "2-3");
-	r = decide(&rule, &s, CONFIG_MODE_ENFORCE, busy_second);
+	r = decide(&rule, &s, false, busy_second);
 	CHECK_STR(list(&r.cpus), "0-1");
 }
 
@@ -205,7 +205,7 @@ static void the_first_rule_that_matches_decides(void) {
 	struct ruling_subject s = stranger();
 
 	CHECK(rule == &rules[0]);
-	CHECK_INT(decide(rule, &s, CONFIG_MODE_ENFORCE, NULL).action, RULING_IGNORE);
+	CHECK_INT(decide(rule, &s, false, NULL).action, RULING_IGNORE);
 }
 
 static void what_is_a_reason_to_decide(void) {
