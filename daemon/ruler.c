@@ -234,7 +234,8 @@ int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 		placements_remove(r->placements, pid);   /* the pid was reused behind our back */
 		p = NULL;
 	}
-	switch (ruling_look(ruler_owns(p) ? p : NULL, st.comm, trigger)) {
+	switch (ruling_look(ruler_owns(p) ? p->comm : NULL, ruler_owns(p) && p->state == PLACEMENT_RELEASED, st.comm,
+			    trigger)) {
 	case RULING_NOTHING:
 		return 0;
 	case RULING_FORGET_DECIDE:

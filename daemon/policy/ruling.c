@@ -9,10 +9,10 @@
 #include "cpulist.h"
 #include "placer.h"
 
-enum ruling_look ruling_look(const struct placement *known, const char *comm, enum ruling_trigger trigger) {
-	if (known && trigger == RULING_SCAN && strcmp(known->comm, comm) == 0)
+enum ruling_look ruling_look(const char *known_comm, bool released, const char *comm, enum ruling_trigger trigger) {
+	if (known_comm && trigger == RULING_SCAN && strcmp(known_comm, comm) == 0)
 		return RULING_NOTHING;
-	if (known && known->state == PLACEMENT_RELEASED)
+	if (known_comm && released)
 		return trigger == RULING_EXEC ? RULING_FORGET_DECIDE : RULING_NOTHING;
 	return RULING_DECIDE;
 }

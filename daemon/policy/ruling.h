@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "placements.h"
 #include "rules.h"
 #include "topology.h"
 
@@ -24,11 +23,12 @@ enum ruling_look {
 	RULING_FORGET_DECIDE,     /* released, and executed a new program: forget it, then decide */
 };
 
-/* Whether the trigger is a reason to decide about a process that a rule or
- * a hand placed (known; NULL: none): a scan passes over a known process
- * that is still the same program, and one released by hand is left alone
- * until it executes a new program. */
-enum ruling_look ruling_look(const struct placement *known, const char *comm, enum ruling_trigger trigger);
+/* Whether the trigger is a reason to decide about a process, now named
+ * comm, that a rule or a hand placed when it was named known_comm (NULL:
+ * one they do not know), and that a hand may have released since: a scan
+ * passes over a known process that is still the same program, and one
+ * released by hand is left alone until it executes a new program. */
+enum ruling_look ruling_look(const char *known_comm, bool released, const char *comm, enum ruling_trigger trigger);
 
 /* What was read of a process that a rule matched. */
 struct ruling_subject {

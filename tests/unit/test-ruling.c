@@ -209,22 +209,19 @@ static void the_first_rule_that_matches_decides(void) {
 }
 
 static void what_is_a_reason_to_decide(void) {
-	struct placement known = { .state = PLACEMENT_PINNED, .comm = "encoder" };
-	struct placement released = { .state = PLACEMENT_RELEASED, .comm = "encoder" };
-
 	/* A stranger: every event. */
-	CHECK_INT(ruling_look(NULL, "encoder", RULING_SCAN), RULING_DECIDE);
-	CHECK_INT(ruling_look(NULL, "encoder", RULING_EXEC), RULING_DECIDE);
+	CHECK_INT(ruling_look(NULL, false, "encoder", RULING_SCAN), RULING_DECIDE);
+	CHECK_INT(ruling_look(NULL, false, "encoder", RULING_EXEC), RULING_DECIDE);
 	/* Known: a scan passes over the same program, not a renamed one. */
-	CHECK_INT(ruling_look(&known, "encoder", RULING_SCAN), RULING_NOTHING);
-	CHECK_INT(ruling_look(&known, "decoder", RULING_SCAN), RULING_DECIDE);
-	CHECK_INT(ruling_look(&known, "encoder", RULING_RELOAD), RULING_DECIDE);
-	CHECK_INT(ruling_look(&known, "encoder", RULING_COMM), RULING_DECIDE);
+	CHECK_INT(ruling_look("encoder", false, "encoder", RULING_SCAN), RULING_NOTHING);
+	CHECK_INT(ruling_look("encoder", false, "decoder", RULING_SCAN), RULING_DECIDE);
+	CHECK_INT(ruling_look("encoder", false, "encoder", RULING_RELOAD), RULING_DECIDE);
+	CHECK_INT(ruling_look("encoder", false, "encoder", RULING_COMM), RULING_DECIDE);
 	/* Released by hand: left alone until it executes a new program. */
-	CHECK_INT(ruling_look(&released, "decoder", RULING_SCAN), RULING_NOTHING);
-	CHECK_INT(ruling_look(&released, "encoder", RULING_RELOAD), RULING_NOTHING);
-	CHECK_INT(ruling_look(&released, "encoder", RULING_COMM), RULING_NOTHING);
-	CHECK_INT(ruling_look(&released, "encoder", RULING_EXEC), RULING_FORGET_DECIDE);
+	CHECK_INT(ruling_look("encoder", true, "decoder", RULING_SCAN), RULING_NOTHING);
+	CHECK_INT(ruling_look("encoder", true, "encoder", RULING_RELOAD), RULING_NOTHING);
+	CHECK_INT(ruling_look("encoder", true, "encoder", RULING_COMM), RULING_NOTHING);
+	CHECK_INT(ruling_look("encoder", true, "encoder", RULING_EXEC), RULING_FORGET_DECIDE);
 }
 
 TEST_MAIN(T(ignore_is_noted_and_nothing_set), T(pair_and_auto_are_handed_over), T(pin_takes_the_named_ccx),
