@@ -38,7 +38,7 @@ WARNINGS   := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
               -Wformat=2 -Wno-format-nonliteral -Wvla
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -DCCXD_VERSION='"$(VERSION)"' \
-              -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' \
+              -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -DTRAFFIC_OBJECT='"$(TRAFFIC_OBJECT)"' \
               -Icommon -Idaemon $(shell pkg-config --cflags $(PKGS))
 LDLIBS     += $(shell pkg-config --libs $(PKGS)) -lpthread
 LDFLAGS    += -Wl,--as-needed
@@ -107,6 +107,12 @@ $(TASKITER_OBJECT): daemon/bpf/taskiter.bpf.c daemon/taskiter-records.h Makefile
 	clang $(BPF_CFLAGS) -c -o $@ $<
 daemon/taskiter.o: $(TASKITER_OBJECT)
 
+# The traffic counters (daemon/traffic.c), the same way.
+TRAFFIC_OBJECT := daemon/bpf/traffic.bpf.o
+$(TRAFFIC_OBJECT): daemon/bpf/traffic.bpf.c daemon/traffic-records.h Makefile
+	clang $(BPF_CFLAGS) -c -o $@ $<
+daemon/traffic.o: $(TRAFFIC_OBJECT)
+
 # Every object depends on every header: the project is small enough that this
 # costs nothing and it can never build against a stale header.
 HEADERS    := $(wildcard common/*.h daemon/*.h tools/*.h tests/unit/*.h)
@@ -129,7 +135,8 @@ FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -std=gnu11 $(WARNINGS) -D_GNU_SOURCE \
-                -DCCXD_VERSION='"$(VERSION)"' -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -Icommon -Idaemon $(shell pkg-config --cflags $(PKGS)) \
+                -DCCXD_VERSION='"$(VERSION)"' -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -DTRAFFIC_OBJECT='"$(TRAFFIC_OBJECT)"' \
+                -Icommon -Idaemon $(shell pkg-config --cflags $(PKGS)) \
                 -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
                 -Wno-gnu-variable-sized-type-not-at-end  # the proc connector message layout, as the kernel defines it
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz-*.c)
@@ -139,6 +146,7 @@ FUZZ_DAEMON  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(DAEMON_SRC))
 FUZZ_SECONDS ?= 60
 
 $(FUZZ_DIR)/daemon/taskiter.o: $(TASKITER_OBJECT)
+$(FUZZ_DIR)/daemon/traffic.o: $(TRAFFIC_OBJECT)
 $(FUZZ_DIR)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
@@ -209,7 +217,7 @@ check-systemd: all
 	@sh tests/integration/test-systemd-nspawn.sh
 
 clean:
-	rm -f $(BUILT) $(TASKITER_OBJECT) .build-flags
+	rm -f $(BUILT) $(TASKITER_OBJECT) $(TRAFFIC_OBJECT) .build-flags
 	rm -rf $(FUZZ_DIR)
 
 .PHONY: all run check check-systemd install uninstall clean fuzz fuzz-build FORCE
