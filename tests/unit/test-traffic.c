@@ -380,6 +380,46 @@ static void loses_nothing_between_reads(void) {
 	traffic_free(t);
 }
 
+/* More channels between two reads than the map holds: those past it are
+ * not counted, and said to be lost; the next read counts again. */
+static void tells_what_was_lost(void) {
+	struct traffic *t = load_pipes();
+	struct traffic_entry *e;
+	uint64_t lost, inode;
+	size_t n, ours = 0;
+	int triples = 16600;   /* a write and a read on each of 8300 pipes: more than TRAFFIC_ENTRIES */
+	char c = 'x';
+	int p[2];
+
+	CHECK_INT(traffic_read(t, &e, &n), 0);
+	free(e);
+	lost = traffic_lost(t);
+	for (int i = 0; i < triples / 2; i++) {
+		CHECK_INT(pipe(p), 0);
+		CHECK_INT(write(p[1], &c, 1), 1);
+		CHECK_INT(read(p[0], &c, 1), 1);
+		close(p[0]);
+		close(p[1]);
+	}
+	CHECK_INT(traffic_read(t, &e, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		ours += e[i].pid == getpid() && e[i].kind == TRAFFIC_PIPE;
+	free(e);
+	lost = traffic_lost(t) - lost;
+	printf("# %zu entries of ours, %llu calls lost\n", ours, (unsigned long long)lost);
+	CHECK(ours <= 16384);
+	CHECK(lost > 0);
+	CHECK(ours + lost >= (uint64_t)triples);
+	/* Counted again. */
+	CHECK_INT(pipe(p), 0);
+	inode = inode_of(p[0]);
+	CHECK_INT(write(p[1], &c, 1), 1);
+	CHECK_INT(traffic_read(t, &e, &n), 0);
+	CHECK(find(e, n, inode, getpid(), TRAFFIC_WRITE) != NULL);
+	free(e);
+	traffic_free(t);
+}
+
 /* ccxd in a pid namespace of its own: the pids it is given are the ones it
  * sees; a process outside its namespace is not counted. */
 static void numbers_pids_as_a_container_does(void) {
@@ -461,4 +501,5 @@ static void tells_what_is_counted(void) {
 
 TEST_MAIN(T(tells_what_is_counted), T(counts_a_pipe), T(credits_writes_only), T(counts_a_socketpair),
 	  T(counts_a_tcp_connection),
-	  T(counts_splice), T(loses_nothing_between_reads), T(numbers_pids_as_a_container_does))
+	  T(counts_splice), T(loses_nothing_between_reads),
+	  T(tells_what_was_lost), T(numbers_pids_as_a_container_does))
