@@ -95,8 +95,8 @@ tools/helpers/ccxt-exec: tools/helpers/ccxt-exec.o common/cpulist.o
 tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Built by tools/bench/read-cost.sh, which runs it.
-tools/bench/read-cost: tools/bench/read-cost.o daemon/libccxd.a common/libcommon.a
+# Built by tools/bench/read-cost.sh and traffic-cost.sh, which run them.
+tools/bench/read-cost tools/bench/traffic-cost: %: %.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The BPF iterators of the sampler (daemon/taskiter.c), compiled for the BPF
@@ -125,7 +125,8 @@ HEADERS    := $(wildcard common/*.h daemon/*.h tools/*.h tests/unit/*.h)
 # timestamps, which a clock set back would fool.
 BUILD_FLAGS := $(CC) $(CFLAGS) $(LDFLAGS) $(SANITIZE)
 BUILT      := common/*.o daemon/*.o tools/*.o tools/helpers/*.o tools/bench/*.o tests/unit/*.o \
-              common/libcommon.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN) tools/bench/read-cost
+              common/libcommon.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN) tools/bench/read-cost \
+              tools/bench/traffic-cost
 .build-flags: FORCE
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || { rm -f $(BUILT); echo '$(BUILD_FLAGS)' > $@; }
 
