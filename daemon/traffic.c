@@ -306,6 +306,12 @@ int traffic_new(bool syscalls, struct traffic **ret) {
 		char progs[160];
 		if (p == PART_PIPE_SYSCALLS && !syscalls)
 			continue;
+#ifndef __x86_64__
+		if (p == PART_PIPE_SYSCALLS) {   /* it reads x86-64's registers */
+			snprintf(t->refused[p], sizeof(t->refused[p]), "only on x86-64");
+			continue;
+		}
+#endif
 		for (size_t i = 0; i < N_PROGRAMS; i++)
 			all &= programs[i].part != p || t->target[i];
 		if (all) {

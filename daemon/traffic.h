@@ -66,9 +66,10 @@ struct traffic_entry {
 /* The counts since the previous read (since traffic_new() at the first),
  * one entry per (inode, pid, kind, direction) that moved a byte, sorted by
  * inode, pid, kind and direction; the caller frees *ret. It waits for the
- * programs running on other CPUs to finish (an RCU grace period: a few
- * milliseconds) so that none of their counts falls between two reads.
- * Processes outside ccxd's pid namespace are not counted. */
+ * programs running on other CPUs to finish (an RCU grace period: under a
+ * millisecond on an idle machine, tens of milliseconds on a loaded one) so
+ * that none of their counts falls between two reads. Processes outside
+ * ccxd's pid namespace are not counted. */
 int traffic_read(struct traffic *t, struct traffic_entry **ret, size_t *n);
 
 /* The calls that were not counted because there were more than
@@ -77,6 +78,6 @@ int traffic_read(struct traffic *t, struct traffic_entry **ret, size_t *n);
 uint64_t traffic_lost(const struct traffic *t);
 
 /* The first of the entries of e (n, as traffic_read() sorts them) with
- * inode and pid (at most four follow it: pipe or socket, write or read);
- * NULL when none has. */
+ * inode and pid, the others (the other direction) right after it; NULL
+ * when none has. */
 const struct traffic_entry *traffic_find(const struct traffic_entry *e, size_t n, uint64_t inode, pid_t pid);
