@@ -1,6 +1,7 @@
 #include "traffic.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,24 +258,30 @@ static int load_parts(struct traffic *t, unsigned mask) {
 	return 0;
 }
 
+static __attribute__((format(printf, 2, 3))) void add_note(struct traffic *t, const char *fmt, ...) {
+	size_t len = strlen(t->note);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->note + len, sizeof(t->note) - len, fmt, ap);
+	va_end(ap);
+}
+
 /* What is not counted, from what the kernel refused. */
 static void write_note(struct traffic *t) {
-	size_t len = 0;
-
-#define NOTE(...) len += (size_t)snprintf(t->note + len, sizeof(t->note) - len, __VA_ARGS__)
 	t->note[0] = '\0';
-	if (counted(t, PART_PIPE_SYSCALLS))
-		NOTE("pipes counted at their system calls' exit only, not through io_uring, vmsplice(2) nor tee(2): %s",
-		     t->refused[PART_PIPES]);
-	else if (!counted(t, PART_PIPES)) {
-		NOTE("pipes not counted: %s", t->refused[PART_PIPES]);
+	if (counted(t, PART_PIPE_SYSCALLS)) {
+		add_note(t, "pipes counted at their system calls' exit only, not through io_uring, vmsplice(2) "
+			 "nor tee(2): %s", t->refused[PART_PIPES]);
+	} else if (!counted(t, PART_PIPES)) {
+		add_note(t, "pipes not counted: %s", t->refused[PART_PIPES]);
 		if (t->refused[PART_PIPE_SYSCALLS][0])
-			NOTE("; nor at their system calls' exit: %s", t->refused[PART_PIPE_SYSCALLS]);
-	} else if (!counted(t, PART_SPLICE))
-		NOTE("splice(2) into and out of pipes not counted: %s", t->refused[PART_SPLICE]);
+			add_note(t, "; nor at their system calls' exit: %s", t->refused[PART_PIPE_SYSCALLS]);
+	} else if (!counted(t, PART_SPLICE)) {
+		add_note(t, "splice(2) into and out of pipes not counted: %s", t->refused[PART_SPLICE]);
+	}
 	if (!counted(t, PART_SOCKETS))
-		NOTE("%ssockets not counted: %s", len ? "; " : "", t->refused[PART_SOCKETS]);
-#undef NOTE
+		add_note(t, "%ssockets not counted: %s", t->note[0] ? "; " : "", t->refused[PART_SOCKETS]);
 }
 
 int traffic_new(bool syscalls, struct traffic **ret) {
