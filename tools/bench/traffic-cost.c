@@ -1,24 +1,32 @@
-/* traffic-cost: what the kernel's traffic counters (daemon/traffic.h) cost
- * the processes they count. Built and run by tools/bench/traffic-cost.sh.
+/* traffic-cost [SECONDS [PAIRS [no-syscalls]]]: what the kernel's traffic
+ * counters (daemon/traffic.h) cost the processes they count. Four
+ * workloads, each run PAIRS times (default 15) without the counters and
+ * with them, SECONDS each (default 0.5), the order switched from one pair
+ * to the next so that a machine whose other work comes and goes weighs on
+ * both alike:
  *
- *   traffic-cost hold [MS]            load the counters and read them every
- *                                     MS (default 1000) until SIGTERM; then
- *                                     print the reads' wall time
- *   traffic-cost stream SECONDS       a writer and a reader, 64 KiB calls
- *                                     through a pipe: MB/s
- *   traffic-cost pingpong SECONDS KIND    two processes passing a byte back
- *                                     and forth through two pipes (KIND
- *                                     pipe) or a Unix socketpair (unix):
- *                                     round trips/s
- *   traffic-cost syscalls SECONDS     getppid(2) calls/s: what every system
- *                                     call pays, channel or not
+ *   stream          a writer and a reader, 64 KiB calls through a pipe (MB/s)
+ *   pingpong_pipe   two processes passing a byte back and forth through two
+ *                   pipes (round trips/s)
+ *   pingpong_unix   the same through a Unix socketpair
+ *   getppid         a system call that moves nothing (calls/s): what every
+ *                   system call pays where pipes are counted at system
+ *                   calls' exit
  *
- * Each workload prints its rate, then the CPU time its processes took per
- * unit (ns per MB, per round trip, per call): on a machine where other
- * work runs, the rate tells how long the CPUs were given to others, the
- * CPU time less so. */
-#include <errno.h>
+ * For each: the medians of the rate and of the CPU time its processes took
+ * per unit (ns per MB, per round trip, per call), without and with, and the
+ * median of the pairs' ratios (with / without). On a machine where other
+ * work runs the rate mostly tells how long the CPUs were given to others;
+ * the CPU time per unit, less so. Then the wall time of the reads of the
+ * counts (one after each run with them). All run on one CPU (the last this
+ * process may use): as ccxd would seat such a pair, and so that a
+ * ping-pong does not go from wakeups on one CPU to wakeups across two (at
+ * another speed) from one run to the next. no-syscalls: pipes not counted
+ * where the kernel refuses fexit programs, rather than at every system
+ * call's exit. Built and run by tools/bench/traffic-cost.sh. */
+#include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +37,12 @@
 #include <unistd.h>
 
 #include "traffic.h"
+
+#define MAX_PAIRS 101
+
+struct result {
+	double rate, cpu_ns;       /* per second; CPU ns per unit */
+};
 
 static double now(void) {
 	struct timespec ts;
@@ -49,57 +63,14 @@ static double cpu(void) {
 			children.ru_stime.tv_usec) / 1e6;
 }
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig) {
-	(void)sig;
-	stop = 1;
-}
-
-static int hold(long ms) {
-	struct traffic *t;
-	double total = 0, longest = 0;
-	long reads = 0;
-	int r = traffic_new(true, &t);
-
-	if (r < 0) {
-		fprintf(stderr, "traffic_new: %s\n", strerror(-r));
-		return 1;
-	}
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	printf("loaded: pipes %d, sockets %d; %s\n", traffic_counts_pipes(t), traffic_counts_sockets(t),
-	       traffic_note(t) ? traffic_note(t) : "all counted");
-	fflush(stdout);
-	while (!stop) {
-		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-		struct traffic_entry *e;
-		double start;
-		size_t n;
-		nanosleep(&ts, NULL);
-		start = now();
-		if (traffic_read(t, &e, &n) < 0)
-			break;
-		start = now() - start;
-		total += start;
-		longest = start > longest ? start : longest;
-		reads++;
-		free(e);
-	}
-	printf("reads %ld mean_ms %.3f max_ms %.3f lost %llu\n", reads, reads ? total / (double)reads * 1e3 : 0,
-	       longest * 1e3, (unsigned long long)traffic_lost(t));
-	traffic_free(t);
-	return 0;
-}
-
-static int stream(double seconds) {
+static struct result stream(double seconds) {
 	static char buf[65536];
 	double start, bytes = 0, used = cpu(), took;
 	int p[2];
 	pid_t writer;
 
 	if (pipe(p) < 0)
-		return 1;
+		exit(1);
 	writer = fork();
 	if (writer == 0) {
 		close(p[0]);
@@ -119,25 +90,24 @@ static int stream(double seconds) {
 	close(p[0]);
 	kill(writer, SIGKILL);
 	waitpid(writer, NULL, 0);
-	printf("%.1f %.0f\n", bytes / took / 1e6, (cpu() - used) * 1e9 / (bytes / 1e6));
-	return 0;
+	return (struct result){ bytes / took / 1e6, (cpu() - used) * 1e9 / (bytes / 1e6) };
 }
 
-static int pingpong(double seconds, const char *kind) {
+static struct result pingpong(double seconds, bool unix_socket) {
 	int there[2], back[2];   /* [0] read by the other, [1] written */
 	double start, used = cpu(), took;
 	long trips = 0;
 	char c = 'x';
 	pid_t echo;
 
-	if (strcmp(kind, "unix") == 0) {
+	if (unix_socket) {
 		int sv[2];
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
-			return 1;
+			exit(1);
 		there[0] = back[1] = sv[1];   /* the echo's end */
 		there[1] = back[0] = sv[0];
 	} else if (pipe(there) < 0 || pipe(back) < 0) {
-		return 1;
+		exit(1);
 	}
 	echo = fork();
 	if (echo == 0) {
@@ -151,11 +121,16 @@ static int pingpong(double seconds, const char *kind) {
 	took = now() - start;
 	kill(echo, SIGKILL);
 	waitpid(echo, NULL, 0);
-	printf("%.0f %.0f\n", (double)trips / took, (cpu() - used) * 1e9 / (double)trips);
-	return 0;
+	close(there[0]);
+	close(there[1]);
+	if (!unix_socket) {
+		close(back[0]);
+		close(back[1]);
+	}
+	return (struct result){ (double)trips / took, (cpu() - used) * 1e9 / (double)trips };
 }
 
-static int syscalls(double seconds) {
+static struct result syscalls(double seconds) {
 	double start = now(), used = cpu();
 	long calls = 0;
 
@@ -163,19 +138,94 @@ static int syscalls(double seconds) {
 		getppid();
 		calls++;
 	}
-	printf("%.0f %.1f\n", (double)calls / (now() - start), (cpu() - used) * 1e9 / (double)calls);
-	return 0;
+	return (struct result){ (double)calls / (now() - start), (cpu() - used) * 1e9 / (double)calls };
+}
+
+static struct result run(int workload, double seconds) {
+	switch (workload) {
+	case 0:
+		return stream(seconds);
+	case 1:
+		return pingpong(seconds, false);
+	case 2:
+		return pingpong(seconds, true);
+	default:
+		return syscalls(seconds);
+	}
+}
+
+static int compare_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+	qsort(v, (size_t)n, sizeof(*v), compare_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv) {
-	if (argc >= 2 && strcmp(argv[1], "hold") == 0)
-		return hold(argc >= 3 ? atol(argv[2]) : 1000);
-	if (argc >= 3 && strcmp(argv[1], "stream") == 0)
-		return stream(atof(argv[2]));
-	if (argc >= 4 && strcmp(argv[1], "pingpong") == 0)
-		return pingpong(atof(argv[2]), argv[3]);
-	if (argc >= 3 && strcmp(argv[1], "syscalls") == 0)
-		return syscalls(atof(argv[2]));
-	fprintf(stderr, "usage: traffic-cost hold [MS] | stream SECONDS | pingpong SECONDS pipe|unix | syscalls SECONDS\n");
-	return 2;
+	static const char *const names[] = { "stream", "pingpong_pipe", "pingpong_unix", "getppid" };
+	double seconds = argc > 1 ? atof(argv[1]) : 0.5, reads[4 * MAX_PAIRS];
+	int pairs = argc > 2 ? atoi(argv[2]) : 15, n_reads = 0;
+	bool with_syscalls = !(argc > 3 && strcmp(argv[3], "no-syscalls") == 0);
+	struct traffic *t;
+	cpu_set_t cpus;
+
+	if (pairs < 1 || pairs > MAX_PAIRS || seconds <= 0) {
+		fprintf(stderr, "usage: traffic-cost [SECONDS [PAIRS (1 to %d) [no-syscalls]]]\n", MAX_PAIRS);
+		return 2;
+	}
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+		int last = CPU_SETSIZE - 1;
+		while (last > 0 && !CPU_ISSET(last, &cpus))
+			last--;
+		CPU_ZERO(&cpus);
+		CPU_SET(last, &cpus);
+		if (sched_setaffinity(0, sizeof(cpus), &cpus) == 0)
+			printf("on CPU %d\n", last);
+	}
+	if (traffic_new(with_syscalls, &t) < 0) {
+		fprintf(stderr, "traffic-cost: the counters cannot be loaded here\n");
+		return 1;
+	}
+	printf("pipes %s, sockets %s; %s\n", traffic_counts_pipes(t) ? "counted" : "not counted",
+	       traffic_counts_sockets(t) ? "counted" : "not counted", traffic_note(t) ? traffic_note(t) : "all counted");
+	traffic_free(t);
+	printf("| workload | rate without | with | with / without | CPU ns per unit without | with | with / without |\n");
+	printf("|---|---|---|---|---|---|---|\n");
+	for (int w = 0; w < 4; w++) {
+		double rate[2][MAX_PAIRS], ns[2][MAX_PAIRS], rate_ratio[MAX_PAIRS], ns_ratio[MAX_PAIRS];
+		for (int i = 0; i < pairs; i++) {
+			for (int k = 0; k < 2; k++) {
+				int on = (i + k) % 2;   /* off first in even pairs */
+				struct traffic_entry *e;
+				struct result r;
+				size_t n;
+				double start;
+				if (on && traffic_new(with_syscalls, &t) < 0)
+					return 1;
+				r = run(w, seconds);
+				rate[on][i] = r.rate;
+				ns[on][i] = r.cpu_ns;
+				if (!on)
+					continue;
+				start = now();
+				if (traffic_read(t, &e, &n) == 0)
+					free(e);
+				reads[n_reads++] = (now() - start) * 1e3;
+				traffic_free(t);
+			}
+			rate_ratio[i] = rate[1][i] / rate[0][i];
+			ns_ratio[i] = ns[1][i] / ns[0][i];
+		}
+		printf("| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.3f |\n", names[w], median(rate[0], pairs),
+		       median(rate[1], pairs), median(rate_ratio, pairs), median(ns[0], pairs), median(ns[1], pairs),
+		       median(ns_ratio, pairs));
+		fflush(stdout);
+	}
+	seconds = median(reads, n_reads);   /* sorts them */
+	printf("reads of the counts: median %.3f ms, longest %.3f ms, of %d\n", seconds, reads[n_reads - 1], n_reads);
+	return 0;
 }
