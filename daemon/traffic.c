@@ -423,40 +423,39 @@ static int drain_one_by_one(int fd, struct entries *to) {
 
 #define BATCH 1024
 
-/* Everything a map holds, deleted as it is read: in batches of BATCH, in
- * one system call for each (Linux 5.6), or one by one. */
+/* Everything a map holds, deleted as it is read: in batches of BATCH, one
+ * system call each (Linux 5.6), or one by one where the kernel refuses. */
 static int drain(struct traffic *t, int fd, struct entries *to) {
 	struct traffic_key *keys = NULL;
 	struct traffic_value *values = NULL;
+	bool batches = !t->one_by_one;
 	__u32 batch;
 	int r = 0;
 
-	if (!t->one_by_one) {
+	if (batches) {
 		keys = calloc(BATCH, sizeof(*keys));
 		values = calloc(BATCH, sizeof(*values));
 		if (!keys || !values)
 			r = -ENOMEM;
 	}
-	for (bool first = true; r == 0 && !t->one_by_one; first = false) {
+	for (bool first = true; r == 0 && batches; first = false) {
 		__u32 count = BATCH;
 		int got = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &batch, &batch, keys, values, &count, NULL);
 		for (__u32 i = 0; i < count && r == 0; i++)
 			r = add(to, &keys[i], &values[i]);
-		if (got == -ENOENT)   /* the last batch */
+		if (got == -ENOENT || (got == 0 && count == 0))   /* all read */
 			break;
-		if (got < 0 && r == 0) {
-			/* What is left, one by one; for good where the kernel
-			 * does not have or allow batches. */
+		if (got < 0) {
+			/* The rest one by one; for good where the kernel does
+			 * not have or allow batches. */
 			log_debug("traffic: reading the counts in batches failed (%s): one by one instead",
 				  strerror(-got));
-			if (got == -EINVAL || got == -EOPNOTSUPP || got == -524 /* ENOTSUPP */ ||
-			    got == -EPERM || got == -EACCES)
-				t->one_by_one = true;
-			r = drain_one_by_one(fd, to);
-			break;
+			t->one_by_one = got == -EINVAL || got == -EOPNOTSUPP || got == -524 /* ENOTSUPP */ ||
+					got == -EPERM || got == -EACCES;
+			batches = false;
 		}
 	}
-	if (r == 0 && t->one_by_one)
+	if (r == 0 && !batches)
 		r = drain_one_by_one(fd, to);
 	free(keys);
 	free(values);
@@ -483,6 +482,7 @@ int traffic_read(struct traffic *t, struct traffic_entry **ret, size_t *n) {
 
 	if (r < 0)
 		return r;
+	/* On failure, what it has not read is read with the next one. */
 	r = drain(t, t->counts[!t->active], &to);
 	if (r < 0) {
 		free(to.e);
