@@ -57,7 +57,7 @@ WARNINGS   := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
               -Wformat=2 -Wno-format-nonliteral -Wvla
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -DCCXD_VERSION='"$(VERSION)"' \
-              -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' \
+              -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -DTRAFFIC_OBJECT='"$(TRAFFIC_OBJECT)"' \
               $(INCLUDES) $(shell pkg-config --cflags $(PKGS))
 LDLIBS     += $(shell pkg-config --libs $(PKGS)) -lpthread
 LDFLAGS    += -Wl,--as-needed
@@ -118,8 +118,8 @@ tools/helpers/ccxt-exec: tools/helpers/ccxt-exec.o common/cpulist.o
 tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Built by tools/bench/read-cost.sh, which runs it.
-tools/bench/read-cost: tools/bench/read-cost.o daemon/libccxd.a common/libcommon.a
+# Built by tools/bench/read-cost.sh and traffic-cost.sh, which run them.
+tools/bench/read-cost tools/bench/traffic-cost: %: %.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The BPF iterators of the sampler (daemon/sample/taskiter.c), compiled for the BPF
@@ -129,6 +129,12 @@ BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -I/usr/include/$(shell $(CC) -pri
 $(TASKITER_OBJECT): daemon/sample/bpf/taskiter.bpf.c daemon/sample/taskiter-records.h Makefile
 	clang $(BPF_CFLAGS) -c -o $@ $<
 daemon/sample/taskiter.o: $(TASKITER_OBJECT)
+
+# The traffic counters (daemon/sample/traffic.c), the same way.
+TRAFFIC_OBJECT := daemon/sample/bpf/traffic.bpf.o
+$(TRAFFIC_OBJECT): daemon/sample/bpf/traffic.bpf.c daemon/sample/traffic-records.h Makefile
+	clang $(BPF_CFLAGS) -c -o $@ $<
+daemon/sample/traffic.o: $(TRAFFIC_OBJECT)
 
 # Every object depends on every header: the project is small enough that this
 # costs nothing and it can never build against a stale header.
@@ -142,7 +148,8 @@ HEADERS    := $(wildcard common/*.h $(addsuffix /*.h,$(DAEMON_DIRS)) tools/*.h t
 # timestamps, which a clock set back would fool.
 BUILD_FLAGS := $(CC) $(CFLAGS) $(LDFLAGS) $(SANITIZE)
 BUILT      := common/*.o $(addsuffix /*.o,$(DAEMON_DIRS)) tools/*.o tools/helpers/*.o tools/bench/*.o tests/unit/*.o \
-              common/libcommon.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN) tools/bench/read-cost
+              common/libcommon.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN) tools/bench/read-cost \
+              tools/bench/traffic-cost
 .build-flags: FORCE
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || { rm -f $(BUILT); echo '$(BUILD_FLAGS)' > $@; }
 
@@ -152,7 +159,7 @@ FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -std=gnu11 $(WARNINGS) -D_GNU_SOURCE \
-                -DCCXD_VERSION='"$(VERSION)"' -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' $(INCLUDES) $(shell pkg-config --cflags $(PKGS)) \
+                -DCCXD_VERSION='"$(VERSION)"' -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -DTRAFFIC_OBJECT='"$(TRAFFIC_OBJECT)"' $(INCLUDES) $(shell pkg-config --cflags $(PKGS)) \
                 -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
                 -Wno-gnu-variable-sized-type-not-at-end  # the proc connector message layout, as the kernel defines it
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz-*.c)
@@ -162,6 +169,7 @@ FUZZ_DAEMON  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(DAEMON_SRC))
 FUZZ_SECONDS ?= 60
 
 $(FUZZ_DIR)/daemon/sample/taskiter.o: $(TASKITER_OBJECT)
+$(FUZZ_DIR)/daemon/sample/traffic.o: $(TRAFFIC_OBJECT)
 $(FUZZ_DIR)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
@@ -232,7 +240,7 @@ check-systemd: all
 	@sh tests/integration/test-systemd-nspawn.sh
 
 clean:
-	rm -f $(BUILT) $(TASKITER_OBJECT) .build-flags
+	rm -f $(BUILT) $(TASKITER_OBJECT) $(TRAFFIC_OBJECT) .build-flags
 	rm -rf $(FUZZ_DIR)
 
 .PHONY: all run check check-systemd install uninstall clean fuzz fuzz-build FORCE

@@ -1,0 +1,280 @@
+/* Exact traffic counters: the bytes and the calls that moved them, per
+ * pipe or socket, process and direction, counted where the kernel moves
+ * them (daemon/sample/traffic.c reads them):
+ *
+ *   pipes    fexit of anon_pipe_write() and anon_pipe_read() (pipe_write()
+ *            and pipe_read() in older kernels: the loader picks), the
+ *            write_iter and read_iter of every anonymous pipe;
+ *   splice   fexit of do_splice(), splice(2) into or out of a pipe, which
+ *            does not go through those two;
+ *   sockets  the tracepoints sock_send_length and sock_recv_length
+ *            (Linux 6.3), every sendmsg and recvmsg of a socket of any
+ *            family: send(2), recv(2), write(2), read(2) and the rest;
+ *   pipes at system calls' exit
+ *            where a kernel refuses the fexit programs (some refuse them
+ *            even to root, and allow tracepoints): the raw tracepoint
+ *            sys_exit, the system calls that move data through a pipe
+ *            (x86-64 only). It runs at the exit of every system call of
+ *            every process, which costs them all a little: only in place of
+ *            the fexit programs, and only when the loader is asked to.
+ *
+ * Only the fields read are declared here; CO-RE relocates them to the
+ * running kernel's layout (its BTF), so no kernel headers are needed. */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "../traffic-records.h"
+
+#define PIPEFS_MAGIC 0x50495045
+#define MSG_PEEK 2
+#define MAX_PID_NS_LEVEL 32
+
+struct super_block {
+	unsigned long s_magic;
+} __attribute__((preserve_access_index));
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+struct file {
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+struct kiocb {
+	struct file *ki_filp;
+} __attribute__((preserve_access_index));
+struct socket {
+	struct file *file;
+} __attribute__((preserve_access_index));
+struct sock {
+	struct socket *sk_socket;
+} __attribute__((preserve_access_index));
+struct ns_common {
+	unsigned int inum;
+} __attribute__((preserve_access_index));
+struct pid_namespace {
+	struct ns_common ns;
+} __attribute__((preserve_access_index));
+struct upid {
+	int nr;
+	struct pid_namespace *ns;
+} __attribute__((preserve_access_index));
+struct pid {
+	unsigned int level;
+	struct upid numbers[1];
+} __attribute__((preserve_access_index));
+struct iov_iter;
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+} __attribute__((preserve_access_index));
+struct files_struct {
+	struct fdtable *fdt;
+} __attribute__((preserve_access_index));
+struct thread_info {
+	__u32 status;              /* x86: TS_COMPAT while in a 32-bit system call */
+} __attribute__((preserve_access_index));
+struct task_struct {
+	struct thread_info thread_info;
+	struct pid *thread_pid;
+	struct task_struct *group_leader;
+	struct files_struct *files;
+} __attribute__((preserve_access_index));
+struct pt_regs {                   /* x86-64's: the system call's number and arguments */
+	unsigned long di, dx, orig_ax;
+} __attribute__((preserve_access_index));
+
+const volatile struct traffic_config config = { 0 };
+
+/* Two counts maps: the programs count into the one that `current` holds,
+ * the reader swaps in the other and reads the first. The swap returns once
+ * no program can still be using the map swapped out (the kernel waits for
+ * an RCU grace period when a map-in-map is updated from user space), so
+ * the reader reads a map nothing writes any more: no count is lost at the
+ * read, none is torn. */
+struct counts {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TRAFFIC_ENTRIES);
+	__type(key, struct traffic_key);
+	__type(value, struct traffic_value);
+} counts_0 SEC(".maps"), counts_1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct counts);
+} current SEC(".maps") = { .values = { &counts_0 } };
+
+/* The calls not counted because the counts map was full. */
+__u64 lost;
+
+/* The current process's pid as the reader numbers it, in its pid namespace;
+ * 0 for a process outside it (the reader cannot see it). */
+static __always_inline __u32 current_pid(void) {
+	struct task_struct *t;
+	unsigned long p, numbers;
+	unsigned int level;
+
+	if (!config.pidns_inum)
+		return (__u32)(bpf_get_current_pid_tgid() >> 32);
+	/* In a container: the number that the reader's namespace gives the
+	 * process (struct pid's numbers[], one per level down to the
+	 * process's own namespace), searched from the deepest. */
+	t = bpf_get_current_task_btf();
+	p = (unsigned long)BPF_CORE_READ(t, group_leader, thread_pid);
+	if (!p)
+		return 0;
+	level = BPF_CORE_READ((struct pid *)p, level);
+	numbers = p + bpf_core_field_offset(struct pid, numbers);
+	for (int i = 0; i < MAX_PID_NS_LEVEL; i++) {
+		unsigned long at = numbers + (level - i) * bpf_core_type_size(struct upid);
+		struct upid up;
+		if (i > (int)level || bpf_probe_read_kernel(&up, sizeof(up), (void *)at) < 0)
+			break;
+		if (BPF_CORE_READ(up.ns, ns.inum) == config.pidns_inum)
+			return (__u32)up.nr;
+	}
+	return 0;
+}
+
+static __always_inline void count(__u64 inode, __u8 kind, __u8 direction, long moved) {
+	struct traffic_key key = { .inode = inode, .kind = kind, .direction = direction };
+	struct traffic_value zero = { 0 }, *v;
+	__u32 slot = 0;
+	void *counts;
+
+	if (moved <= 0 || !inode)
+		return;
+	key.pid = current_pid();
+	if (!key.pid)
+		return;
+	counts = bpf_map_lookup_elem(&current, &slot);
+	if (!counts)
+		return;
+	v = bpf_map_lookup_elem(counts, &key);
+	if (!v) {
+		/* -EEXIST when another CPU added it meanwhile: then it is there. */
+		bpf_map_update_elem(counts, &key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(counts, &key);
+		if (!v) {   /* full */
+			__sync_fetch_and_add(&lost, 1);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->bytes, (__u64)moved);
+	__sync_fetch_and_add(&v->messages, 1);
+}
+
+/* An anonymous pipe's inode, as /proc shows it (pipe:[INODE]); 0 for
+ * another file, a FIFO among them (its inode is its file system's). */
+static __always_inline __u64 pipe_inode(struct file *f) {
+	struct inode *inode = BPF_CORE_READ(f, f_inode);
+
+	if (!inode || BPF_CORE_READ(inode, i_sb, s_magic) != PIPEFS_MAGIC)
+		return 0;
+	return BPF_CORE_READ(inode, i_ino);
+}
+
+SEC("fexit/anon_pipe_write")
+int BPF_PROG(pipe_write, struct kiocb *iocb, struct iov_iter *from, long ret) {
+	count(pipe_inode(iocb->ki_filp), TRAFFIC_REC_PIPE, TRAFFIC_REC_WRITE, ret);
+	return 0;
+}
+
+SEC("fexit/anon_pipe_read")
+int BPF_PROG(pipe_read, struct kiocb *iocb, struct iov_iter *to, long ret) {
+	count(pipe_inode(iocb->ki_filp), TRAFFIC_REC_PIPE, TRAFFIC_REC_READ, ret);
+	return 0;
+}
+
+/* splice(2) (and io_uring's): out of in, into out. A pipe at either end is
+ * counted here; a socket at the other is counted by its sendmsg (splice
+ * into a socket), or not at all (out of a socket: no recvmsg). */
+SEC("fexit/do_splice")
+int BPF_PROG(splice, struct file *in, void *off_in, struct file *out, void *off_out, unsigned long len,
+	     unsigned int flags, long ret) {
+	count(pipe_inode(in), TRAFFIC_REC_PIPE, TRAFFIC_REC_READ, ret);
+	count(pipe_inode(out), TRAFFIC_REC_PIPE, TRAFFIC_REC_WRITE, ret);
+	return 0;
+}
+
+/* The socket's inode, as /proc shows it (socket:[INODE]). */
+static __always_inline __u64 socket_inode(struct sock *sk) {
+	struct socket *sock = sk->sk_socket;
+
+	if (!sock || !sock->file)
+		return 0;
+	return sock->file->f_inode->i_ino;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(sock_send, struct sock *sk, int ret, int flags) {
+	count(socket_inode(sk), TRAFFIC_REC_SOCKET, TRAFFIC_REC_WRITE, ret);
+	return 0;
+}
+
+/* A peek leaves the data for the read that follows it. */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(sock_recv, struct sock *sk, int ret, int flags) {
+	if (!(flags & MSG_PEEK))
+		count(socket_inode(sk), TRAFFIC_REC_SOCKET, TRAFFIC_REC_READ, ret);
+	return 0;
+}
+
+/* ---- pipes at system calls' exit ----------------------------------- */
+
+#define TS_COMPAT 0x0002
+#define NR_read 0
+#define NR_write 1
+#define NR_readv 19
+#define NR_writev 20
+#define NR_sendfile 40
+#define NR_splice 275
+#define NR_preadv2 327
+#define NR_pwritev2 328
+
+/* The current process's file at fd (NULL where none): what the system call
+ * that returns moved data through. Another thread could have closed it and
+ * opened another there meanwhile: the window is the system call's return. */
+static __always_inline struct file *file_of(unsigned long fd) {
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *f = NULL;
+
+	if (!fds || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	bpf_probe_read_kernel(&f, sizeof(f), fds + fd);
+	return f;
+}
+
+/* read(2), write(2), their vectored forms, sendfile(2) into a pipe and
+ * splice(2); the system calls that fail on a pipe (pread64(2), preadv(2)
+ * and theirs) left out. Not io_uring, nor vmsplice(2) or tee(2). */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(pipe_syscalls, struct pt_regs *regs, long ret) {
+	struct task_struct *t;
+	long nr;
+
+	if (ret <= 0)
+		return 0;
+	nr = (long)regs->orig_ax;
+	if (nr != NR_read && nr != NR_write && nr != NR_readv && nr != NR_writev && nr != NR_sendfile &&
+	    nr != NR_splice && nr != NR_preadv2 && nr != NR_pwritev2)
+		return 0;
+	t = bpf_get_current_task_btf();
+	if (BPF_CORE_READ(t, thread_info.status) & TS_COMPAT)   /* other numbers, other registers */
+		return 0;
+	if (nr == NR_read || nr == NR_readv || nr == NR_preadv2 || nr == NR_splice)
+		count(pipe_inode(file_of(regs->di)), TRAFFIC_REC_PIPE, TRAFFIC_REC_READ, ret);
+	if (nr == NR_write || nr == NR_writev || nr == NR_pwritev2 || nr == NR_sendfile)
+		count(pipe_inode(file_of(regs->di)), TRAFFIC_REC_PIPE, TRAFFIC_REC_WRITE, ret);
+	if (nr == NR_splice)   /* splice(fd_in, off_in, fd_out, ...) */
+		count(pipe_inode(file_of(regs->dx)), TRAFFIC_REC_PIPE, TRAFFIC_REC_WRITE, ret);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,31 @@
+/* What the BPF programs of daemon/sample/bpf/traffic.bpf.c count and traffic.c
+ * reads: an element of a counts map per channel, process and direction. */
+#pragma once
+#include <linux/types.h>
+
+#define TRAFFIC_REC_PIPE 0
+#define TRAFFIC_REC_SOCKET 1
+#define TRAFFIC_REC_WRITE 0        /* write(2), send(2), splice(2) into a pipe */
+#define TRAFFIC_REC_READ 1         /* read(2), recv(2), splice(2) out of a pipe */
+
+/* The elements of each of the two counts maps: channels, processes and
+ * directions that moved data between two reads, 16 bytes + 16 bytes each. */
+#define TRAFFIC_ENTRIES 16384
+
+struct traffic_key {
+	__u64 inode;               /* the pipe's (pipefs) or the socket's (sockfs) */
+	__u32 pid;                 /* the process's, as the reader's pid namespace numbers it */
+	__u8 kind;                 /* TRAFFIC_REC_PIPE or _SOCKET */
+	__u8 direction;            /* TRAFFIC_REC_WRITE or _READ */
+	__u16 pad;
+};
+
+struct traffic_value {
+	__u64 bytes;
+	__u64 messages;            /* the calls that moved a byte or more */
+};
+
+/* Set by the loader before the programs are verified (.rodata). */
+struct traffic_config {
+	__u32 pidns_inum;          /* the reader's pid namespace, 0: the initial one */
+};

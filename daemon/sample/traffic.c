@@ -1,0 +1,512 @@
+#include "traffic.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "traffic-records.h"
+
+/* The compiled BPF object, built into ccxd. */
+__asm__(".section .rodata\n"
+	".balign 8\n"
+	"traffic_object:\n"
+	".incbin \"" TRAFFIC_OBJECT "\"\n"
+	"traffic_object_end:\n"
+	".previous\n");
+extern const char traffic_object[], traffic_object_end[];
+
+_Static_assert(TRAFFIC_PIPE == TRAFFIC_REC_PIPE && TRAFFIC_SOCKET == TRAFFIC_REC_SOCKET, "kinds");
+_Static_assert(TRAFFIC_WRITE == TRAFFIC_REC_WRITE && TRAFFIC_READ == TRAFFIC_REC_READ, "directions");
+
+/* What is counted, each on its own: a kernel may refuse one and not the
+ * others. */
+enum part {
+	PART_PIPES,
+	PART_SPLICE,
+	PART_SOCKETS,
+	PART_PIPE_SYSCALLS,        /* in place of PART_PIPES and PART_SPLICE, when asked for */
+	N_PARTS,
+};
+
+static const char *const part_names[N_PARTS] = { "pipes", "splice(2) into and out of pipes", "sockets",
+						 "pipes at system calls' exit" };
+
+#define N_PROGRAMS 6
+static const struct program {
+	const char *name;          /* in the object */
+	enum part part;
+	bool tracepoint;           /* tp_btf: targets are tracepoints */
+	const char *targets[2];    /* what it attaches to: the first the kernel has */
+} programs[N_PROGRAMS] = {
+	/* anon_pipe_*() in recent kernels, pipe_*() in older ones. */
+	{ "pipe_write", PART_PIPES, false, { "anon_pipe_write", "pipe_write" } },
+	{ "pipe_read", PART_PIPES, false, { "anon_pipe_read", "pipe_read" } },
+	{ "splice", PART_SPLICE, false, { "do_splice", NULL } },
+	{ "sock_send", PART_SOCKETS, true, { "sock_send_length", NULL } },
+	{ "sock_recv", PART_SOCKETS, true, { "sock_recv_length", NULL } },
+	{ "pipe_syscalls", PART_PIPE_SYSCALLS, true, { "sys_exit", NULL } },   /* last: see load_parts() */
+};
+
+struct traffic {
+	struct bpf_object *obj;
+	const char *target[N_PROGRAMS];    /* the kernel's, NULL where it has none */
+	struct bpf_link *link[N_PROGRAMS];
+	int current, counts[2], bss;       /* the maps' fds */
+	unsigned active;           /* the counts map that current holds */
+	bool one_by_one;           /* the kernel refused to read and delete in batches */
+	uint64_t lost;
+	char *log;                 /* the verifier's, while loading */
+	char refused[N_PARTS][256];   /* what the kernel refused of a part, and its errno */
+	char note[N_PARTS * 320];
+};
+
+/* libbpf's own messages: why a part is not counted, for the debug log. */
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap) {
+	char msg[512];
+	size_t len;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	len = strlen(msg);
+	if (len > 0 && msg[len - 1] == '\n')
+		msg[len - 1] = '\0';
+	log_debug("%s", msg);   /* "libbpf: ..." */
+	return 0;
+}
+
+/* The first of a program's targets that the kernel's BTF has (a function,
+ * or a tracepoint's btf_trace_ typedef); NULL when none. */
+static const char *find_target(const struct btf *btf, const struct program *p) {
+	for (size_t i = 0; i < 2 && p->targets[i]; i++) {
+		char name[64];
+		if (p->tracepoint)
+			snprintf(name, sizeof(name), "btf_trace_%s", p->targets[i]);
+		else
+			snprintf(name, sizeof(name), "%s", p->targets[i]);
+		if (btf__find_by_name_kind(btf, name, p->tracepoint ? BTF_KIND_TYPEDEF : BTF_KIND_FUNC) > 0)
+			return p->targets[i];
+	}
+	return NULL;
+}
+
+/* The programs of part, as "fexit/anon_pipe_write, fexit/anon_pipe_read". */
+static void part_programs(const struct traffic *t, enum part part, char *buf, size_t size) {
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_PROGRAMS && len < size; i++)
+		if (programs[i].part == part)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s/%s", len ? ", " : "",
+						programs[i].tracepoint ? "tp_btf" : "fexit",
+						t->target[i] ? t->target[i] : programs[i].targets[0]);
+}
+
+/* The verifier's own word on a refused program: the last line of its log
+ * before the statistics; "" where it said nothing. */
+static void verifier_said(const char *log, char *said, size_t size) {
+	static const char *const stats[] = { "processed ", "verification time", "stack depth", "-- " };
+	const char *line = log;
+
+	said[0] = '\0';
+	while (line && *line) {
+		const char *end = strchrnul(line, '\n');
+		bool stat = false;
+		for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
+			stat |= strncmp(line, stats[i], strlen(stats[i])) == 0;
+		if (!stat && end > line)
+			snprintf(said, size, "; the verifier: %.*s", (int)(end - line), line);
+		line = *end ? end + 1 : NULL;
+	}
+}
+
+static void refused(struct traffic *t, enum part part, const char *what, int r) {
+	char progs[160], said[160] = "";
+
+	part_programs(t, part, progs, sizeof(progs));
+	if (t->log && strcmp(what, "load") == 0)
+		verifier_said(t->log, said, sizeof(said));
+	snprintf(t->refused[part], sizeof(t->refused[part]), "the kernel refused to %s %s (%s%s)", what, progs,
+		 strerror(-r), said);
+	log_debug("traffic: %s: %s", part_names[part], t->refused[part]);
+}
+
+/* The pid namespace whose numbers the counts carry: ccxd's. 0 for the
+ * initial one (the kernel's own numbers, faster to get). */
+static __u32 pidns_inum(void) {
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) < 0 || st.st_ino == 0xEFFFFFFCU /* PROC_PID_INIT_INO */)
+		return 0;
+	return (__u32)st.st_ino;
+}
+
+static void unload(struct traffic *t) {
+	for (size_t i = 0; i < N_PROGRAMS; i++) {
+		bpf_link__destroy(t->link[i]);
+		t->link[i] = NULL;
+	}
+	bpf_object__close(t->obj);
+	t->obj = NULL;
+	t->current = t->counts[0] = t->counts[1] = t->bss = -1;
+	t->active = 0;
+}
+
+#define VERIFIER_LOG_SIZE (64 * 1024)
+
+/* The object with the programs of the parts in mask (a bit per part), the
+ * others left out. The maps alone with mask 0. */
+static int load(struct traffic *t, unsigned mask) {
+	struct traffic_config config = { .pidns_inum = pidns_inum() };
+	struct bpf_map *rodata;
+	int r;
+
+	memset(t->log, 0, VERIFIER_LOG_SIZE);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = t->log, .kernel_log_size = VERIFIER_LOG_SIZE);
+	t->obj = bpf_object__open_mem(traffic_object, (size_t)(traffic_object_end - traffic_object), &opts);
+	if (!t->obj)
+		return -errno;
+	rodata = bpf_object__find_map_by_name(t->obj, ".rodata");
+	if (!rodata)
+		return -ENOENT;
+	r = bpf_map__set_initial_value(rodata, &config, sizeof(config));
+	for (size_t i = 0; r == 0 && i < N_PROGRAMS; i++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(t->obj, programs[i].name);
+		if (!prog)
+			return -ENOENT;
+		if ((mask & (1U << programs[i].part)) && t->target[i])
+			r = bpf_program__set_attach_target(prog, 0, t->target[i]);
+		else
+			r = bpf_program__set_autoload(prog, false);
+	}
+	if (r == 0)
+		r = bpf_object__load(t->obj);
+	if (r < 0) {
+		if (t->log[0])
+			log_debug("libbpf: the verifier's log:\n%s", t->log);
+		return r;
+	}
+	t->current = bpf_object__find_map_fd_by_name(t->obj, "current");
+	t->counts[0] = bpf_object__find_map_fd_by_name(t->obj, "counts_0");
+	t->counts[1] = bpf_object__find_map_fd_by_name(t->obj, "counts_1");
+	t->bss = bpf_map__fd(bpf_object__find_map_by_name(t->obj, ".bss"));
+	if (t->current < 0 || t->counts[0] < 0 || t->counts[1] < 0 || t->bss < 0)
+		return -ENOENT;
+	return 0;
+}
+
+/* Whether all the programs of part are attached. */
+static bool counted(const struct traffic *t, enum part part) {
+	for (size_t i = 0; i < N_PROGRAMS; i++)
+		if (programs[i].part == part && !t->link[i])
+			return false;
+	return true;
+}
+
+static void detach(struct traffic *t, enum part part) {
+	for (size_t i = 0; i < N_PROGRAMS; i++)
+		if (programs[i].part == part) {
+			bpf_link__destroy(t->link[i]);
+			t->link[i] = NULL;
+		}
+}
+
+/* The programs of the parts in mask, loaded, and attached where needed:
+ * the pipes at system calls' exit only where the fexit programs are not
+ * (they count splice(2) too: not twice). A part that the kernel refuses is
+ * left out, with why. */
+static int load_parts(struct traffic *t, unsigned mask) {
+	int r = load(t, mask);
+
+	if (r < 0 && mask) {
+		/* Which part the kernel refused: each on its own. */
+		for (enum part p = 0; p < N_PARTS; p++) {
+			if (!(mask & (1U << p)))
+				continue;
+			unload(t);
+			r = load(t, 1U << p);
+			if (r < 0) {
+				refused(t, p, "load", r);
+				mask &= ~(1U << p);
+			}
+		}
+		unload(t);
+		r = load(t, mask);
+	}
+	if (r < 0)
+		return r;   /* not even the maps */
+	for (size_t i = 0; i < N_PROGRAMS; i++) {
+		enum part p = programs[i].part;
+		if (!(mask & (1U << p)) || (p == PART_PIPE_SYSCALLS && counted(t, PART_PIPES)))
+			continue;
+		t->link[i] = bpf_program__attach(bpf_object__find_program_by_name(t->obj, programs[i].name));
+		if (!t->link[i]) {
+			refused(t, p, "attach", -errno);
+			mask &= ~(1U << p);
+			detach(t, p);   /* half a part would mislead */
+		}
+	}
+	if (counted(t, PART_PIPE_SYSCALLS))
+		detach(t, PART_SPLICE);
+	return 0;
+}
+
+static __attribute__((format(printf, 2, 3))) void add_note(struct traffic *t, const char *fmt, ...) {
+	size_t len = strlen(t->note);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->note + len, sizeof(t->note) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* What is not counted, from what the kernel refused. */
+static void write_note(struct traffic *t) {
+	t->note[0] = '\0';
+	if (counted(t, PART_PIPE_SYSCALLS)) {
+		add_note(t, "pipes counted at their system calls' exit only, not through io_uring, vmsplice(2) "
+			 "nor tee(2): %s", t->refused[PART_PIPES]);
+	} else if (!counted(t, PART_PIPES)) {
+		add_note(t, "pipes not counted: %s", t->refused[PART_PIPES]);
+		if (t->refused[PART_PIPE_SYSCALLS][0])
+			add_note(t, "; nor at their system calls' exit: %s", t->refused[PART_PIPE_SYSCALLS]);
+	} else if (!counted(t, PART_SPLICE)) {
+		add_note(t, "splice(2) into and out of pipes not counted: %s", t->refused[PART_SPLICE]);
+	}
+	if (!counted(t, PART_SOCKETS))
+		add_note(t, "%ssockets not counted: %s", t->note[0] ? "; " : "", t->refused[PART_SOCKETS]);
+}
+
+int traffic_new(bool syscalls, struct traffic **ret) {
+	struct traffic *t = calloc(1, sizeof(*t));
+	struct btf *btf;
+	unsigned mask = 0;
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	t->current = t->counts[0] = t->counts[1] = t->bss = -1;
+	t->log = calloc(1, VERIFIER_LOG_SIZE);
+	if (!t->log) {
+		free(t);
+		return -ENOMEM;
+	}
+	libbpf_set_print(print_libbpf);
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		r = -errno;
+		traffic_free(t);
+		return r;
+	}
+	for (size_t i = 0; i < N_PROGRAMS; i++)
+		t->target[i] = find_target(btf, &programs[i]);
+	btf__free(btf);
+	for (enum part p = 0; p < N_PARTS; p++) {
+		bool all = true;
+		char progs[160];
+		if (p == PART_PIPE_SYSCALLS && !syscalls)
+			continue;
+#ifndef __x86_64__
+		if (p == PART_PIPE_SYSCALLS) {   /* it reads x86-64's registers */
+			snprintf(t->refused[p], sizeof(t->refused[p]), "only on x86-64");
+			continue;
+		}
+#endif
+		for (size_t i = 0; i < N_PROGRAMS; i++)
+			all &= programs[i].part != p || t->target[i];
+		if (all) {
+			mask |= 1U << p;
+			continue;
+		}
+		part_programs(t, p, progs, sizeof(progs));
+		snprintf(t->refused[p], sizeof(t->refused[p]), "this kernel has none of %s", progs);
+	}
+	r = load_parts(t, mask);
+	free(t->log);
+	t->log = NULL;
+	if (r < 0) {
+		traffic_free(t);
+		return r;
+	}
+	write_note(t);
+	*ret = t;
+	return 0;
+}
+
+void traffic_free(struct traffic *t) {
+	if (!t)
+		return;
+	unload(t);
+	free(t->log);
+	free(t);
+}
+
+bool traffic_counts_pipes(const struct traffic *t) {
+	return counted(t, PART_PIPES) || counted(t, PART_PIPE_SYSCALLS);
+}
+
+bool traffic_counts_sockets(const struct traffic *t) {
+	return counted(t, PART_SOCKETS);
+}
+
+const char *traffic_note(const struct traffic *t) {
+	return t->note[0] ? t->note : NULL;
+}
+
+uint64_t traffic_lost(const struct traffic *t) {
+	return t->lost;
+}
+
+/* The other counts map into current. The kernel returns once every program
+ * that may have found the one it replaces has finished (an RCU grace
+ * period, kernel/bpf/syscall.c maybe_wait_bpf_programs()): from then on
+ * nothing writes into it. */
+static int swap(struct traffic *t) {
+	__u32 slot = 0;
+	unsigned next = !t->active;
+
+	if (bpf_map_update_elem(t->current, &slot, &t->counts[next], BPF_ANY) < 0)
+		return -errno;
+	t->active = next;
+	return 0;
+}
+
+struct entries {
+	struct traffic_entry *e;
+	size_t n, allocated;
+};
+
+static int add(struct entries *to, const struct traffic_key *k, const struct traffic_value *v) {
+	if (to->n == to->allocated) {
+		size_t allocated = to->allocated ? 2 * to->allocated : 64;
+		struct traffic_entry *e = realloc(to->e, allocated * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		to->e = e;
+		to->allocated = allocated;
+	}
+	to->e[to->n++] = (struct traffic_entry){ .inode = k->inode,
+						 .pid = (pid_t)k->pid,
+						 .kind = k->kind == TRAFFIC_REC_SOCKET ? TRAFFIC_SOCKET : TRAFFIC_PIPE,
+						 .direction = k->direction == TRAFFIC_REC_READ ? TRAFFIC_READ : TRAFFIC_WRITE,
+						 .bytes = v->bytes,
+						 .messages = v->messages };
+	return 0;
+}
+
+/* Whatever a map still holds, an element at a time: where the kernel has
+ * no batch operations on it. The next key is found before the element is
+ * deleted (a deleted key starts the walk again). */
+static int drain_one_by_one(int fd, struct entries *to) {
+	struct traffic_key key, next;
+	struct traffic_value value;
+	int r = bpf_map_get_next_key(fd, NULL, &key);
+
+	while (r == 0) {
+		bool more = bpf_map_get_next_key(fd, &key, &next) == 0;
+		if (bpf_map_lookup_elem(fd, &key, &value) == 0 && (r = add(to, &key, &value)) < 0)
+			return r;
+		if (bpf_map_delete_elem(fd, &key) < 0 && errno != ENOENT)
+			return -errno;
+		key = next;
+		r = more ? 0 : -ENOENT;
+	}
+	return r == -ENOENT ? 0 : r;
+}
+
+#define BATCH 1024
+
+/* Everything a map holds, deleted as it is read: in batches of BATCH, one
+ * system call each (Linux 5.6), or one by one where the kernel refuses. */
+static int drain(struct traffic *t, int fd, struct entries *to) {
+	struct traffic_key *keys = NULL;
+	struct traffic_value *values = NULL;
+	bool batches = !t->one_by_one;
+	__u32 batch;
+	int r = 0;
+
+	if (batches) {
+		keys = calloc(BATCH, sizeof(*keys));
+		values = calloc(BATCH, sizeof(*values));
+		if (!keys || !values)
+			r = -ENOMEM;
+	}
+	for (bool first = true; r == 0 && batches; first = false) {
+		__u32 count = BATCH;
+		int got = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &batch, &batch, keys, values, &count, NULL);
+		for (__u32 i = 0; i < count && r == 0; i++)
+			r = add(to, &keys[i], &values[i]);
+		if (got == -ENOENT || (got == 0 && count == 0))   /* all read */
+			break;
+		if (got < 0) {
+			/* The rest one by one; for good where the kernel does
+			 * not have or allow batches. */
+			log_debug("traffic: reading the counts in batches failed (%s): one by one instead",
+				  strerror(-got));
+			t->one_by_one = got == -EINVAL || got == -EOPNOTSUPP || got == -524 /* ENOTSUPP */ ||
+					got == -EPERM || got == -EACCES;
+			batches = false;
+		}
+	}
+	if (r == 0 && !batches)
+		r = drain_one_by_one(fd, to);
+	free(keys);
+	free(values);
+	return r;
+}
+
+static int compare_entry(const void *a, const void *b) {
+	const struct traffic_entry *x = a, *y = b;
+
+	if (x->inode != y->inode)
+		return x->inode < y->inode ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return (x->direction > y->direction) - (x->direction < y->direction);
+}
+
+int traffic_read(struct traffic *t, struct traffic_entry **ret, size_t *n) {
+	struct entries to = { 0 };
+	__u32 slot = 0;
+	__u64 lost;
+	int r = swap(t);
+
+	if (r < 0)
+		return r;
+	/* On failure, what it has not read is read with the next one. */
+	r = drain(t, t->counts[!t->active], &to);
+	if (r < 0) {
+		free(to.e);
+		return r;
+	}
+	if (bpf_map_lookup_elem(t->bss, &slot, &lost) == 0)
+		t->lost = lost;
+	if (to.n > 1)
+		qsort(to.e, to.n, sizeof(*to.e), compare_entry);
+	*ret = to.e;
+	*n = to.n;
+	return 0;
+}
+
+const struct traffic_entry *traffic_find(const struct traffic_entry *e, size_t n, uint64_t inode, pid_t pid) {
+	size_t lo = 0, hi = n;
+
+	/* The first entry not before (inode, pid). */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e[mid].inode < inode || (e[mid].inode == inode && e[mid].pid < pid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && e[lo].inode == inode && e[lo].pid == pid ? &e[lo] : NULL;
+}

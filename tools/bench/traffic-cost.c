@@ -1,0 +1,231 @@
+/* traffic-cost [SECONDS [PAIRS [no-syscalls]]]: what the kernel's traffic
+ * counters (daemon/sample/traffic.h) cost the processes they count. Four
+ * workloads, each run PAIRS times (default 15) without the counters and
+ * with them, SECONDS each (default 0.5), the order switched from one pair
+ * to the next so that a machine whose other work comes and goes weighs on
+ * both alike:
+ *
+ *   stream          a writer and a reader, 64 KiB calls through a pipe (MB/s)
+ *   pingpong_pipe   two processes passing a byte back and forth through two
+ *                   pipes (round trips/s)
+ *   pingpong_unix   the same through a Unix socketpair
+ *   getppid         a system call that moves nothing (calls/s): what every
+ *                   system call pays where pipes are counted at system
+ *                   calls' exit
+ *
+ * For each: the medians of the rate and of the CPU time its processes took
+ * per unit (ns per MB, per round trip, per call), without and with, and the
+ * median of the pairs' ratios (with / without). On a machine where other
+ * work runs the rate mostly tells how long the CPUs were given to others;
+ * the CPU time per unit, less so. Then the wall time of the reads of the
+ * counts (one after each run with them). All run on one CPU (the last this
+ * process may use): as ccxd would seat such a pair, and so that a
+ * ping-pong does not go from wakeups on one CPU to wakeups across two (at
+ * another speed) from one run to the next. no-syscalls: pipes not counted
+ * where the kernel refuses fexit programs, rather than at every system
+ * call's exit. Built and run by tools/bench/traffic-cost.sh. */
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "traffic.h"
+
+#define MAX_PAIRS 101
+
+struct result {
+	double rate, cpu_ns;       /* per second; CPU ns per unit */
+};
+
+static double now(void) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The CPU time of this process, and of its children waited for. */
+static double cpu(void) {
+	struct rusage self, children;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &children);
+	return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + children.ru_utime.tv_sec +
+			children.ru_stime.tv_sec) +
+	       (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + children.ru_utime.tv_usec +
+			children.ru_stime.tv_usec) / 1e6;
+}
+
+static struct result stream(double seconds) {
+	static char buf[65536];
+	double start, bytes = 0, used = cpu(), took;
+	int p[2];
+	pid_t writer;
+
+	if (pipe(p) < 0)
+		exit(1);
+	writer = fork();
+	if (writer == 0) {
+		close(p[0]);
+		while (write(p[1], buf, sizeof(buf)) > 0)
+			;
+		_exit(0);
+	}
+	close(p[1]);
+	start = now();
+	while (now() - start < seconds) {
+		ssize_t n = read(p[0], buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		bytes += (double)n;
+	}
+	took = now() - start;
+	close(p[0]);
+	kill(writer, SIGKILL);
+	waitpid(writer, NULL, 0);
+	return (struct result){ bytes / took / 1e6, (cpu() - used) * 1e9 / (bytes / 1e6) };
+}
+
+static struct result pingpong(double seconds, bool unix_socket) {
+	int there[2], back[2];   /* [0] read by the other, [1] written */
+	double start, used = cpu(), took;
+	long trips = 0;
+	char c = 'x';
+	pid_t echo;
+
+	if (unix_socket) {
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+			exit(1);
+		there[0] = back[1] = sv[1];   /* the echo's end */
+		there[1] = back[0] = sv[0];
+	} else if (pipe(there) < 0 || pipe(back) < 0) {
+		exit(1);
+	}
+	echo = fork();
+	if (echo == 0) {
+		while (read(there[0], &c, 1) == 1 && write(back[1], &c, 1) == 1)
+			;
+		_exit(0);
+	}
+	start = now();
+	while (now() - start < seconds && write(there[1], &c, 1) == 1 && read(back[0], &c, 1) == 1)
+		trips++;
+	took = now() - start;
+	kill(echo, SIGKILL);
+	waitpid(echo, NULL, 0);
+	close(there[0]);
+	close(there[1]);
+	if (!unix_socket) {
+		close(back[0]);
+		close(back[1]);
+	}
+	return (struct result){ (double)trips / took, (cpu() - used) * 1e9 / (double)trips };
+}
+
+static struct result syscalls(double seconds) {
+	double start = now(), used = cpu();
+	long calls = 0;
+
+	while ((calls & 1023) || now() - start < seconds) {
+		getppid();
+		calls++;
+	}
+	return (struct result){ (double)calls / (now() - start), (cpu() - used) * 1e9 / (double)calls };
+}
+
+static struct result run(int workload, double seconds) {
+	switch (workload) {
+	case 0:
+		return stream(seconds);
+	case 1:
+		return pingpong(seconds, false);
+	case 2:
+		return pingpong(seconds, true);
+	default:
+		return syscalls(seconds);
+	}
+}
+
+static int compare_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+	qsort(v, (size_t)n, sizeof(*v), compare_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv) {
+	static const char *const names[] = { "stream", "pingpong_pipe", "pingpong_unix", "getppid" };
+	double seconds = argc > 1 ? atof(argv[1]) : 0.5, reads[4 * MAX_PAIRS];
+	int pairs = argc > 2 ? atoi(argv[2]) : 15, n_reads = 0;
+	bool with_syscalls = !(argc > 3 && strcmp(argv[3], "no-syscalls") == 0);
+	struct traffic *t;
+	cpu_set_t cpus;
+
+	if (pairs < 1 || pairs > MAX_PAIRS || seconds <= 0) {
+		fprintf(stderr, "usage: traffic-cost [SECONDS [PAIRS (1 to %d) [no-syscalls]]]\n", MAX_PAIRS);
+		return 2;
+	}
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+		int last = CPU_SETSIZE - 1;
+		while (last > 0 && !CPU_ISSET(last, &cpus))
+			last--;
+		CPU_ZERO(&cpus);
+		CPU_SET(last, &cpus);
+		if (sched_setaffinity(0, sizeof(cpus), &cpus) == 0)
+			printf("on CPU %d\n", last);
+	}
+	if (traffic_new(with_syscalls, &t) < 0) {
+		fprintf(stderr, "traffic-cost: the counters cannot be loaded here\n");
+		return 1;
+	}
+	printf("pipes %s, sockets %s; %s\n", traffic_counts_pipes(t) ? "counted" : "not counted",
+	       traffic_counts_sockets(t) ? "counted" : "not counted", traffic_note(t) ? traffic_note(t) : "all counted");
+	traffic_free(t);
+	printf("| workload | rate without | with | with / without | CPU ns per unit without | with | with / without |\n");
+	printf("|---|---|---|---|---|---|---|\n");
+	for (int w = 0; w < 4; w++) {
+		double rate[2][MAX_PAIRS], ns[2][MAX_PAIRS], rate_ratio[MAX_PAIRS], ns_ratio[MAX_PAIRS];
+		for (int i = 0; i < pairs; i++) {
+			for (int k = 0; k < 2; k++) {
+				int on = (i + k) % 2;   /* off first in even pairs */
+				struct traffic_entry *e;
+				struct result r;
+				size_t n;
+				double start;
+				if (on && traffic_new(with_syscalls, &t) < 0)
+					return 1;
+				r = run(w, seconds);
+				rate[on][i] = r.rate;
+				ns[on][i] = r.cpu_ns;
+				if (!on)
+					continue;
+				start = now();
+				if (traffic_read(t, &e, &n) == 0)
+					free(e);
+				reads[n_reads++] = (now() - start) * 1e3;
+				traffic_free(t);
+			}
+			rate_ratio[i] = rate[1][i] / rate[0][i];
+			ns_ratio[i] = ns[1][i] / ns[0][i];
+		}
+		printf("| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.3f |\n", names[w], median(rate[0], pairs),
+		       median(rate[1], pairs), median(rate_ratio, pairs), median(ns[0], pairs), median(ns[1], pairs),
+		       median(ns_ratio, pairs));
+		fflush(stdout);
+	}
+	seconds = median(reads, n_reads);   /* sorts them */
+	printf("reads of the counts: median %.3f ms, longest %.3f ms, of %d\n", seconds, reads[n_reads - 1], n_reads);
+	return 0;
+}
