@@ -6,9 +6,13 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "cpulist.h"
 #include "procfs.h"
 #include "test.h"
 
@@ -54,6 +58,65 @@ static void cgroup_v2_alone(void) {
 	CHECK_INT(procfs_parse_cgroup(buf, &path, &v1), 0);
 	CHECK_STR(path, "/system.slice/x.service");
 	CHECK(!v1);
+}
+
+/* A file of a fixture tree, its directories made on the way. */
+static void fixture(const char *root, const char *path, const char *text) {
+	char full[PATH_MAX];
+	FILE *f;
+
+	snprintf(full, sizeof(full), "%s%s", root, path);
+	for (char *slash = strchr(full + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(full, 0755);
+		*slash = '/';
+	}
+	f = fopen(full, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static const char *cpuset_of(const char *root) {
+	static char buf[CPULIST_MAX];
+	cpu_set_t set;
+	int r = procfs_read_cpuset(root, 42, &set);
+
+	if (r < 0)
+		snprintf(buf, sizeof(buf), "%d", r);
+	else
+		cpulist_format(&set, buf, sizeof(buf));
+	return buf;
+}
+
+/* Where each hierarchy keeps a process's cpuset, read from a tree of
+ * fixture files, whichever this machine mounts: v1's effective set (or its
+ * cpus where a kernel lacks that file), v2's, at /sys/fs/cgroup or, on a
+ * hybrid machine, /sys/fs/cgroup/unified. */
+static void cpusets_of_cgroup_v1_and_v2(void) {
+	char root[] = "/tmp/ccxd-test-cgroup-XXXXXX", rm[64 + sizeof(root)];
+
+	CHECK(mkdtemp(root) != NULL);
+	fixture(root, "/proc/42/cgroup", "7:cpuset:/box\n0::/user.slice\n");
+	fixture(root, "/sys/fs/cgroup/cpuset/box/cpuset.effective_cpus", "2-3\n");
+	fixture(root, "/sys/fs/cgroup/cpuset/box/cpuset.cpus", "0-3\n");
+	CHECK_STR(cpuset_of(root), "2-3");
+	fixture(root, "/proc/42/cgroup", "7:cpuset:/old\n");
+	fixture(root, "/sys/fs/cgroup/cpuset/old/cpuset.cpus", "1\n");
+	CHECK_STR(cpuset_of(root), "1");
+	fixture(root, "/proc/42/cgroup", "0::/app.slice/x.service\n");
+	fixture(root, "/sys/fs/cgroup/app.slice/x.service/cpuset.cpus.effective", "0,4-5\n");
+	CHECK_STR(cpuset_of(root), "0,4-5");
+	fixture(root, "/proc/42/cgroup", "0::/hybrid\n1:name=systemd:/hybrid\n");
+	fixture(root, "/sys/fs/cgroup/unified/hybrid/cpuset.cpus.effective", "6-7\n");
+	CHECK_STR(cpuset_of(root), "6-7");
+	/* No cpuset controller anywhere: no bound but the online CPUs. */
+	fixture(root, "/proc/42/cgroup", "0::/bare\n");
+	CHECK_STR(cpuset_of(root), "-2");
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+	CHECK_INT(system(rm), 0);
 }
 
 static void cgroup_paths_that_climb_out_are_refused(void) {
@@ -428,7 +491,7 @@ static void lists_a_range_of_pids(void) {
 }
 
 TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(cgroup_v1_cpuset_wins_over_v2),
-	  T(cgroup_v2_alone), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
+	  T(cgroup_v2_alone), T(cpusets_of_cgroup_v1_and_v2), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
 	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time), T(switches_from_status),
 	  T(a_threads_own_cpu_time), T(kept_fds_read_afresh_until_the_process_is_gone), T(another_users_fds_are_refused),
 	  T(walks_down_where_asked), T(lists_a_range_of_pids))
