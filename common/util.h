@@ -1,8 +1,9 @@
-/* Small helpers that every part needs: clocks in microseconds and the
- * comparison of pids for qsort() and bsearch(). */
+/* Small helpers that every part needs: clocks in microseconds, the
+ * comparison of pids for qsort() and bsearch(), and arrays that grow. */
 #pragma once
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -20,4 +21,20 @@ static inline int util_compare_pid(const void *a, const void *b) {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* p, an array of *allocated elements of size bytes, with room for need of
+ * them: reallocated to twice as many (16 at first) as often as it takes.
+ * NULL when out of memory, and p is left as it was. */
+static inline void *util_grow(void *p, size_t *allocated, size_t need, size_t size) {
+	size_t n = *allocated ? *allocated : 16;
+
+	if (need <= *allocated)
+		return p;
+	while (n < need)
+		n *= 2;
+	p = reallocarray(p, n, size);
+	if (p)
+		*allocated = n;
+	return p;
 }

@@ -3,6 +3,7 @@
 #include "config-keys.h"
 #include "groups.h"
 #include "validator.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -78,19 +79,6 @@ struct parser {
 	bool oom;
 };
 
-static void *grow(void *p, size_t *alloc, size_t need, size_t elem) {
-	size_t n = *alloc ? *alloc : 8;
-
-	if (need <= *alloc)
-		return p;
-	while (n < need)
-		n *= 2;
-	p = reallocarray(p, n, elem);
-	if (p)
-		*alloc = n;
-	return p;
-}
-
 __attribute__((format(printf, 3, 4)))
 static void parser_error(struct parser *p, unsigned line, const char *fmt, ...) {
 	struct config_error *e;
@@ -98,7 +86,7 @@ static void parser_error(struct parser *p, unsigned line, const char *fmt, ...) 
 	va_list ap;
 	int r;
 
-	e = grow(p->errors, &p->errors_alloc, p->n_errors + 1, sizeof(*e));
+	e = util_grow(p->errors, &p->errors_alloc, p->n_errors + 1, sizeof(*e));
 	if (!e) {
 		p->oom = true;
 		return;
@@ -213,7 +201,7 @@ static void begin_section(struct parser *p, const char *name) {
 
 		while (isblank((unsigned char)*prog))
 			prog++;
-		rules = grow(c->rules, &p->rules_alloc, c->n_rules + 1, sizeof(*rules));
+		rules = util_grow(c->rules, &p->rules_alloc, c->n_rules + 1, sizeof(*rules));
 		if (!rules) {
 			p->oom = true;
 			p->section = SECTION_UNKNOWN;

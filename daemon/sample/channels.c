@@ -1,4 +1,5 @@
 #include "channels.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,21 +15,10 @@ static int compare_endpoint(const void *a, const void *b) {
 	return (x->proc > y->proc) - (x->proc < y->proc);
 }
 
-static void *grow(void *p, size_t *allocated, size_t n, size_t size) {
-	void *q;
-
-	if (n < *allocated)
-		return p;
-	q = realloc(p, (*allocated ? *allocated * 2 : 64) * size);
-	if (q)
-		*allocated = *allocated ? *allocated * 2 : 64;
-	return q;
-}
-
 int channels_add_endpoints(struct endpoint **eps, size_t *n, size_t *allocated, struct procfs_fd *fds, size_t n_fds,
 			   size_t proc) {
 	for (size_t f = 0; f < n_fds; f++) {
-		struct endpoint *grown = grow(*eps, allocated, *n, sizeof(*grown));
+		struct endpoint *grown = util_grow(*eps, allocated, *n + 1, sizeof(*grown));
 		if (!grown)
 			return -ENOMEM;
 		*eps = grown;
@@ -75,7 +65,7 @@ long channels_socket_owner(const struct endpoint *eps, size_t n, uint64_t inode)
 }
 
 struct sampler_channel *channels_add(struct sampler_result *r, size_t *allocated) {
-	struct sampler_channel *c = grow(r->channels, allocated, r->n_channels, sizeof(*c));
+	struct sampler_channel *c = util_grow(r->channels, allocated, r->n_channels + 1, sizeof(*c));
 
 	if (!c)
 		return NULL;

@@ -122,17 +122,6 @@ long sampler_result_index(const struct sampler_result *res, pid_t pid) {
 /* util_compare_pid() sorts and finds the records that begin with a pid too. */
 _Static_assert(offsetof(struct seen, pid) == 0, "seen begins with its pid");
 
-static void *grow(void *p, size_t *allocated, size_t n, size_t size) {
-	void *q;
-
-	if (n < *allocated)
-		return p;
-	q = realloc(p, (*allocated ? *allocated * 2 : 64) * size);
-	if (q)
-		*allocated = *allocated ? *allocated * 2 : 64;
-	return q;
-}
-
 /* ---- step 1: which processes used CPU, and what they hold ------------- */
 
 struct scan {
@@ -177,7 +166,7 @@ static bool look_now(const struct sampler *s, const struct seen *before) {
 /* Keeps what was seen of a process into this sample's list, with the fds
  * it keeps open. */
 static int carry_over(struct scan *sc, struct seen *before) {
-	struct seen *grown = grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
+	struct seen *grown = util_grow(sc->seen, &sc->allocated_seen, sc->n_seen + 1, sizeof(*grown));
 
 	if (!grown)
 		return -ENOMEM;
@@ -370,7 +359,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		if (before)
 			reader_carry_counters(&now, before);
 		if (is_active(s, before, used)) {
-			struct sampler_process *p = grow(res->procs, &sc->allocated_procs, res->n_procs, sizeof(*p));
+			struct sampler_process *p = util_grow(res->procs, &sc->allocated_procs, res->n_procs + 1, sizeof(*p));
 			struct procfs_fd *fds;
 			size_t n_fds;
 
@@ -404,7 +393,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 							   res->n_procs - 1);
 			free(fds);
 		}
-		struct seen *grown = r < 0 ? NULL : grow(sc->seen, &sc->allocated_seen, sc->n_seen, sizeof(*grown));
+		struct seen *grown = r < 0 ? NULL : util_grow(sc->seen, &sc->allocated_seen, sc->n_seen + 1, sizeof(*grown));
 		if (!grown) {
 			reader_close(s->reader, &now, 1);
 			r = -ENOMEM;
