@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpflog.h"
 #include "log.h"
 #include "taskiter-records.h"
 
@@ -37,22 +38,6 @@ struct taskiter {
 	char *log;                 /* the verifier's, while the object is open */
 	char no_batch[384];        /* why there is no batch iterator, when it was asked for */
 };
-
-/* libbpf's own messages: its warnings (a kernel without BTF, a refused
- * load) say why ccxd reads /proc instead, and go to the debug log. */
-static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap) {
-	char msg[512];
-	size_t len;
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	len = strlen(msg);
-	if (len > 0 && msg[len - 1] == '\n')
-		msg[len - 1] = '\0';
-	log_debug("libbpf: %s", msg);
-	return 0;
-}
 
 /* What one read(2) of an iterator gives at most: the kernel's buffer for
  * it (a smaller read takes as many calls as it falls short). */
@@ -160,10 +145,10 @@ static int bind_batch(struct taskiter *it, struct bpf_program *prog, struct batc
 	return b->link < 0 ? -errno : 0;
 }
 
-/* The verifier's log of a refused program, which libbpf passes on to
- * print_libbpf(). A buffer of ours, zeroed, rather than libbpf's: the
- * kernel fills it in bpf(2), which memcheck cannot see, and would take
- * libbpf's for uninitialised. */
+/* The verifier's log of a refused program, for the debug log and the
+ * reason a batch is refused. A buffer of ours, zeroed, rather than
+ * libbpf's: the kernel fills it in bpf(2), which memcheck cannot see, and
+ * would take libbpf's for uninitialised. */
 #define VERIFIER_LOG_SIZE (64 * 1024)
 
 /* The object, loaded with the batch iterator or without it (then unload()
@@ -213,25 +198,6 @@ static int batch_answers(struct taskiter *it) {
 /* Why the kernel would not give the batch iterator, in words for the log
  * and for status: what was refused, and that each active process is read
  * through iterators of its own instead. */
-/* The verifier's own word on a refused program: the last line of its log
- * before the statistics, or "" where it said nothing more (a refusal before
- * it looked at the program). */
-static void verifier_said(const char *log, char *said, size_t size) {
-	static const char *const stats[] = { "processed ", "verification time", "stack depth", "-- " };
-	const char *line = log;
-
-	said[0] = '\0';
-	while (line && *line) {
-		const char *end = strchrnul(line, '\n');
-		bool stat = false;
-		for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
-			stat |= strncmp(line, stats[i], strlen(stats[i])) == 0;
-		if (!stat && end > line)
-			snprintf(said, size, "; the verifier: %.*s", (int)(end - line), line);
-		line = *end ? end + 1 : NULL;
-	}
-}
-
 static void explain_no_batch(struct taskiter *it, int r, bool loaded) {
 	char said[160];
 	const char *why;
@@ -245,7 +211,7 @@ static void explain_no_batch(struct taskiter *it, int r, bool loaded) {
 		why = "this kernel lacks what it needs (bpf_task_from_vpid(), Linux 6.13)";
 	else
 		why = "loading it failed";
-	verifier_said(loaded ? "" : it->log, said, sizeof(said));
+	bpflog_verifier_said(loaded ? "" : it->log, said, sizeof(said));
 	snprintf(it->no_batch, sizeof(it->no_batch), "no BPF batch iterator: %s (%s%s)", why, strerror(-r), said);
 }
 
@@ -257,7 +223,7 @@ int taskiter_new(bool batch, struct taskiter **ret) {
 	if (!it)
 		return -ENOMEM;
 	reset(it);
-	libbpf_set_print(print_libbpf);
+	libbpf_set_print(bpflog_print);
 	if (batch) {
 		r = load(it, true);
 		loaded = r == 0;

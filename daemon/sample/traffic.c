@@ -10,6 +10,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "bpflog.h"
 #include "log.h"
 #include "traffic-records.h"
 
@@ -67,21 +68,6 @@ struct traffic {
 	char note[N_PARTS * 320];
 };
 
-/* libbpf's own messages: why a part is not counted, for the debug log. */
-static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap) {
-	char msg[512];
-	size_t len;
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	len = strlen(msg);
-	if (len > 0 && msg[len - 1] == '\n')
-		msg[len - 1] = '\0';
-	log_debug("%s", msg);   /* "libbpf: ..." */
-	return 0;
-}
-
 /* The first of a program's targets that the kernel's BTF has (a function,
  * or a tracepoint's btf_trace_ typedef); NULL when none. */
 static const char *find_target(const struct btf *btf, const struct program *p) {
@@ -109,30 +95,12 @@ static void part_programs(const struct traffic *t, enum part part, char *buf, si
 						t->target[i] ? t->target[i] : programs[i].targets[0]);
 }
 
-/* The verifier's own word on a refused program: the last line of its log
- * before the statistics; "" where it said nothing. */
-static void verifier_said(const char *log, char *said, size_t size) {
-	static const char *const stats[] = { "processed ", "verification time", "stack depth", "-- " };
-	const char *line = log;
-
-	said[0] = '\0';
-	while (line && *line) {
-		const char *end = strchrnul(line, '\n');
-		bool stat = false;
-		for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
-			stat |= strncmp(line, stats[i], strlen(stats[i])) == 0;
-		if (!stat && end > line)
-			snprintf(said, size, "; the verifier: %.*s", (int)(end - line), line);
-		line = *end ? end + 1 : NULL;
-	}
-}
-
 static void refused(struct traffic *t, enum part part, const char *what, int r) {
 	char progs[160], said[160] = "";
 
 	part_programs(t, part, progs, sizeof(progs));
 	if (t->log && strcmp(what, "load") == 0)
-		verifier_said(t->log, said, sizeof(said));
+		bpflog_verifier_said(t->log, said, sizeof(said));
 	snprintf(t->refused[part], sizeof(t->refused[part]), "the kernel refused to %s %s (%s%s)", what, progs,
 		 strerror(-r), said);
 	log_debug("traffic: %s: %s", part_names[part], t->refused[part]);
@@ -298,7 +266,7 @@ int traffic_new(bool syscalls, struct traffic **ret) {
 		free(t);
 		return -ENOMEM;
 	}
-	libbpf_set_print(print_libbpf);
+	libbpf_set_print(bpflog_print);
 	btf = btf__load_vmlinux_btf();
 	if (!btf) {
 		r = -errno;
