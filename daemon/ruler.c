@@ -151,10 +151,12 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 		return log_error_errno(e, "Out of memory deciding %s[%d] under rule %s", st->comm, (int)st->pid,
 				       rule->name), 0;
 
-	/* What ccxd set goes back, unless it pins now. */
-	if (s.ours && ruling.action != RULING_PIN && ruling.action != RULING_WOULD_PIN &&
-	    placements_give_back(r->placements, p) == -ESRCH)
-		return placements_remove(r->placements, st->pid), 0;
+	/* What ccxd set goes back, unless it pins now; a seat the automatic
+	 * policy gave it too, when a rule says to leave it alone. */
+	if ((s.ours && ruling.action != RULING_PIN && ruling.action != RULING_WOULD_PIN) ||
+	    (p && p->owner == PLACEMENT_AUTO && (ruling.action == RULING_IGNORE || ruling.action == RULING_LEAVE_ALONE)))
+		if (placements_give_back(r->placements, p) == -ESRCH)
+			return placements_remove(r->placements, st->pid), 0;
 	if (ruling.action == RULING_HAND_OVER) {
 		if (ruler_owns(p))
 			placements_remove(r->placements, st->pid);

@@ -1,0 +1,211 @@
+/* The rules at work on real processes of the test's own, on two one-CPU
+ * CCXs: a rule pins, takes over a seat of the automatic policy with the
+ * true original, leaves a hand-set mask alone, and gives a seat back when
+ * it says to leave the process alone. Needs CPUs 0 and 1. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "actuator.h"
+#include "cpulist.h"
+#include "ruler.h"
+#include "test.h"
+#include "topologies.h"
+
+#define NAME "ccxt-ruled"
+
+static const char *mask_of(pid_t pid) {
+	static char buf[CPULIST_MAX];
+	cpu_set_t set;
+
+	if (actuator_get(pid, &set) < 0)
+		return "gone";
+	return cpulist_format(&set, buf, sizeof(buf));
+}
+
+/* A child named NAME that sleeps until killed. */
+static pid_t spawn(void) {
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	CHECK_INT(pipe(ready), 0);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, NAME);
+		close(ready[0]);
+		if (write(ready[1], "", 1) < 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	CHECK(read(ready[0], &c, 1) == 1);
+	close(ready[0]);
+	return pid;
+}
+
+static void reap(pid_t pid) {
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+struct world {
+	struct placements *pl;
+	struct ruler *ruler;
+	struct topology *t;
+	struct config *c;
+	struct rule rule;
+};
+
+/* A ruler with one rule for NAME, on two one-CPU CCXs, in enforce mode. */
+static void world_new(struct world *w, enum rule_policy policy) {
+	static unsigned one[] = { 1 };
+	cpu_set_t online;
+
+	CHECK_INT(cpulist_parse("0-1", &online), 0);
+	w->t = test_topology("synthetic:pack:1 l3:2 core:1 pu:1");
+	w->c = config_new_default();
+	w->rule = (struct rule){ .name = NAME, .policy = policy, .ccx = one, .n_ccx = 1 };
+	w->c->rules = &w->rule;
+	w->c->n_rules = 1;
+	CHECK_INT(placements_new(NULL, "", NULL, &w->pl), 0);
+	CHECK_INT(ruler_new("", w->pl, &online, &w->ruler), 0);
+	ruler_use(w->ruler, w->c, w->t);
+}
+
+static void world_free(struct world *w) {
+	ruler_free(w->ruler);
+	placements_free(w->pl);
+	w->c->rules = NULL;
+	w->c->n_rules = 0;
+	config_free(w->c);
+	topology_free(w->t);
+}
+
+static void need_two_cpus(void) {
+	cpu_set_t all;
+
+	if (actuator_get(0, &all) < 0 || !CPU_ISSET(0, &all) || !CPU_ISSET(1, &all))
+		SKIP_TEST("needs CPUs 0 and 1");
+}
+
+/* pid seated on CPU 0 by the automatic policy. */
+static void seat(struct world *w, pid_t pid) {
+	struct procfs_stat st;
+	struct placement *p;
+	cpu_set_t zero, all;
+
+	CHECK_INT(procfs_read_stat("", pid, &st), 0);
+	CHECK_INT(cpulist_parse("0", &zero), 0);
+	CHECK_INT(cpulist_parse("0-1", &all), 0);
+	p = placements_track(w->pl, &st);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK_INT(placements_claim(w->pl, p, PLACEMENT_AUTO, NULL, &all, false), 0);
+	CHECK_INT(placements_pin(w->pl, p, &zero), 0);
+	CHECK_STR(mask_of(pid), "0");
+}
+
+static void a_rule_pins_and_gives_back(void) {
+	struct world w;
+	pid_t pid;
+	struct placement *p;
+
+	need_two_cpus();
+	pid = spawn();
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	CHECK_STR(mask_of(pid), "1");
+	p = placements_get(w.pl, pid);
+	CHECK(p && p->state == PLACEMENT_PINNED && p->owner == PLACEMENT_RULE);
+	CHECK_INT(ruler_pinned(w.ruler), 1);
+	ruler_restore_all(w.ruler, false);
+	CHECK_STR(mask_of(pid), "0-1");
+	CHECK(placements_get(w.pl, pid) == NULL);
+	world_free(&w);
+	reap(pid);
+}
+
+static void a_rule_takes_a_seat_with_the_true_original(void) {
+	struct world w;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	world_new(&w, RULE_POLICY_PIN);
+	seat(&w, pid);
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_RELOAD), 0);
+	CHECK_STR(mask_of(pid), "1");
+	ruler_restore_all(w.ruler, false);
+	CHECK_STR(mask_of(pid), "0-1");   /* not the seat it had when the rule took it */
+	world_free(&w);
+	reap(pid);
+}
+
+static void a_rule_that_leaves_it_alone_gives_a_seat_back(void) {
+	struct world w;
+	pid_t pid;
+	struct placement *p;
+
+	need_two_cpus();
+	pid = spawn();
+	world_new(&w, RULE_POLICY_IGNORE);
+	seat(&w, pid);
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_RELOAD), 0);
+	CHECK_STR(mask_of(pid), "0-1");
+	p = placements_get(w.pl, pid);
+	CHECK(p && p->state == PLACEMENT_IGNORED && p->owner == PLACEMENT_RULE);
+	world_free(&w);
+	reap(pid);
+}
+
+static void a_hand_set_mask_is_left_alone(void) {
+	struct world w;
+	pid_t pid;
+	struct placement *p;
+	cpu_set_t zero;
+
+	need_two_cpus();
+	pid = spawn();
+	CHECK_INT(cpulist_parse("0", &zero), 0);
+	CHECK_INT(sched_setaffinity(pid, sizeof(zero), &zero), 0);
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	CHECK_STR(mask_of(pid), "0");
+	p = placements_get(w.pl, pid);
+	CHECK(p && p->state == PLACEMENT_SKIPPED);
+	if (p)
+		CHECK_STR(p->reason, "rule " NAME ": affinity 0 was set by someone else (force = no)");
+	world_free(&w);
+	reap(pid);
+}
+
+static void released_by_hand_until_it_executes(void) {
+	struct world w;
+	pid_t pid;
+	struct placement *p;
+
+	need_two_cpus();
+	pid = spawn();
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	CHECK_INT(ruler_unpin(w.ruler, pid, &p), 0);
+	CHECK_STR(mask_of(pid), "0-1");
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_RELOAD), 0);
+	CHECK_STR(mask_of(pid), "0-1");
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	CHECK_STR(mask_of(pid), "1");
+	world_free(&w);
+	reap(pid);
+}
+
+TEST_MAIN(T(a_rule_pins_and_gives_back), T(a_rule_takes_a_seat_with_the_true_original),
+	  T(a_rule_that_leaves_it_alone_gives_a_seat_back), T(a_hand_set_mask_is_left_alone),
+	  T(released_by_hand_until_it_executes))
