@@ -35,8 +35,8 @@ struct autoplace {
 	struct autoplace_stats stats;
 };
 
-int autoplace_new(const char *root, enum sampler_reading reading, struct placements *placements,
-		  struct autoplace **ret) {
+int autoplace_new(const char *root, enum sampler_reading reading, enum sampler_counting counting,
+		  struct placements *placements, struct autoplace **ret) {
 	struct autoplace *a = calloc(1, sizeof(*a));
 	int r;
 
@@ -46,7 +46,7 @@ int autoplace_new(const char *root, enum sampler_reading reading, struct placeme
 	a->placements = placements;
 	r = learned_new(NULL, &a->learned);
 	if (r >= 0)
-		r = sampler_new(root, reading, &a->sampler);
+		r = sampler_new(root, reading, counting, &a->sampler);
 	if (r < 0) {
 		learned_free(a->learned);
 		free(a);
@@ -633,7 +633,7 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 	r = sampler_sample(a->sampler, now_usec, &sample);
 	if (r < 0)
 		return r;
-	r = groups_build(sample, o.min_rate, placer_largest_ccx(t), &fresh, &n);
+	r = groups_build(sample, o.min_rate, o.min_message_rate, placer_largest_ccx(t), &fresh, &n);
 	if (r < 0) {
 		sampler_result_free(sample);
 		return r;
@@ -687,6 +687,8 @@ struct autoplace_stats autoplace_stats(const struct autoplace *a) {
 	st.source = sampler_source(a->sampler);
 	st.reading = sampler_reading(a->sampler);
 	st.note = sampler_note(a->sampler);
+	st.counted = sampler_counted(a->sampler);
+	st.counted_note = sampler_counted_note(a->sampler);
 	return st;
 }
 

@@ -81,10 +81,13 @@ struct autoplace_stats {
 	const char *source;        /* where active processes are read from: "bpf" or "proc" */
 	enum sampler_reading reading;
 	const char *note;          /* why not as the config asked; NULL when as asked */
+	const char *counted;       /* what the kernel counts exactly (sampler_counted()) */
+	const char *counted_note;  /* why not all; NULL */
 };
 
 struct autoplace_options {
-	double min_rate;           /* bytes/s for a channel to count */
+	double min_rate;           /* bytes/s for a pair's channels to count */
+	double min_message_rate;   /* or messages/s */
 	double min_gain;           /* relative gain for a move to be kept */
 	unsigned window;           /* samples of each seating, and of its own placement, in an experiment */
 	const enum seating *seatings;   /* the seatings to try, in order */
@@ -95,7 +98,8 @@ struct autoplace_options {
 struct autoplace;
 
 /* The members it seats are entries of placements, which outlives it. */
-int autoplace_new(const char *root, enum sampler_reading reading, struct placements *placements,
+int autoplace_new(const char *root, enum sampler_reading reading, enum sampler_counting counting,
+		  struct placements *placements,
 		  struct autoplace **ret);
 
 /* Where what won is kept across restarts (a JSON file in state_dir): read

@@ -320,6 +320,7 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 	if (m->autoplace && m->config->mode != CONFIG_MODE_OFF) {
 		struct autoplace_options options = {
 			.min_rate = m->config->min_rate,
+			.min_message_rate = m->config->min_message_rate,
 			.min_gain = m->config->min_gain,
 			.window = m->config->window,
 			.seatings = m->config->seatings,
@@ -399,6 +400,11 @@ int manager_reload(struct manager *m, char ***errors) {
 		log_notice("bpf changes from %s to %s at the next start", config_bpf_to_string(m->config->bpf),
 			   config_bpf_to_string(c->bpf));
 		c->bpf = m->config->bpf;
+	}
+	if (c->traffic != m->config->traffic) {
+		log_notice("traffic changes from %s to %s at the next start",
+			   config_traffic_to_string(m->config->traffic), config_traffic_to_string(c->traffic));
+		c->traffic = m->config->traffic;
 	}
 	/* Keep serving on the socket we have: it is bound already. */
 	char *socket = strdup(m->config->socket);
@@ -604,7 +610,7 @@ int manager_start(struct manager *m) {
 		return log_error_errno(r, "Failed to set up the table of placements: %m");
 	ruler_use(m->ruler, m->config, m->topology);
 
-	r = autoplace_new(m->root, m->config->bpf, m->placements, &m->autoplace);
+	r = autoplace_new(m->root, m->config->bpf, m->config->traffic, m->placements, &m->autoplace);
 	if (r < 0)
 		log_warning_errno(r, "No automatic placement: %m");
 	else {

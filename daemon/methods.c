@@ -63,6 +63,10 @@ static json_object *channel_json(const struct sampler_channel *c, const struct s
 	json_object_object_add(o, "from", json_object_new_int(c->from));
 	json_object_object_add(o, "to", json_object_new_int(c->to));
 	json_object_object_add(o, "bytes_per_s", json_object_new_double(c->bytes_per_s));
+	json_object_object_add(o, "messages_per_s",
+			       c->kind != CHANNEL_THREADS ? json_object_new_double(c->messages_per_s) : NULL);
+	json_object_object_add(o, "both", json_object_new_boolean(c->both));
+	json_object_object_add(o, "exact", json_object_new_boolean(c->exact));
 	if (c->kind == CHANNEL_THREADS) {
 		long k = sampler_result_index(sample, c->from);
 		json_object_object_add(o, "busy_threads", json_object_new_int(k >= 0 ? (int)sample->procs[k].busy_threads : 0));
@@ -203,6 +207,8 @@ static json_object *sampling_json(const struct autoplace_stats *st) {
 	json_object_object_add(o, "source", json_object_new_string(st->source));
 	json_object_object_add(o, "reading", json_object_new_string(sampler_reading_to_string(st->reading)));
 	json_object_object_add(o, "note", st->note ? json_object_new_string(st->note) : NULL);
+	json_object_object_add(o, "counted", json_object_new_string(st->counted));
+	json_object_object_add(o, "counted_note", st->counted_note ? json_object_new_string(st->counted_note) : NULL);
 	json_object_object_add(o, "cycles", u64(st->cycles));
 	json_object_object_add(o, "last_cycle_usec", u64(st->last_cycle_usec));
 	json_object_object_add(o, "processes_scanned", u64(st->last_scanned));

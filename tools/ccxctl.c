@@ -182,13 +182,61 @@ static const char *human_rate(json_object *o, const char *key, char *buf, size_t
 	return buf;
 }
 
+/* "PID COMM, PID COMM, ..." of a group's members; a member not active in
+ * the last sample by its pid alone. */
+static const char *members(json_object *g, char *buf, size_t size) {
+	json_object *pids, *m;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	json_object_object_get_ex(g, "pids", &pids);
+	json_object_object_get_ex(g, "members", &m);
+	for (size_t i = 0; i < json_object_array_length(pids) && len < size; i++) {
+		int pid = json_object_get_int(json_object_array_get_idx(pids, i));
+		const char *comm = NULL;
+		for (size_t k = 0; k < json_object_array_length(m); k++) {
+			json_object *x = json_object_array_get_idx(m, k), *p;
+			if (json_object_object_get_ex(x, "pid", &p) && json_object_get_int(p) == pid)
+				comm = str(x, "comm");
+		}
+		len += (size_t)snprintf(buf + len, size - len, "%s%d%s%s", i ? ", " : "", pid, comm ? " " : "",
+					comm ? comm : "");
+	}
+	return buf;
+}
+
+/* A channel's messages a second, rounded. */
+static const char *messages(json_object *c) {
+	static char buf[32];
+	json_object *v;
+
+	snprintf(buf, sizeof(buf), "%.0f",
+		 json_object_object_get_ex(c, "messages_per_s", &v) ? json_object_get_double(v) : 0.0);
+	return buf;
+}
+
+/* A channel's arrow: writer > reader, or <> where both directions carried
+ * something; - between the two ends of a socket whose directions are not
+ * known (estimated). */
+static const char *arrow(json_object *c) {
+	json_object *both, *exact;
+	const char *kind = str(c, "kind");
+
+	if (json_object_object_get_ex(c, "both", &both) && json_object_get_boolean(both))
+		return "<>";
+	if (kind && strcmp(kind, "pipe") != 0 && !(json_object_object_get_ex(c, "exact", &exact) &&
+						  json_object_get_boolean(exact)))
+		return "-";
+	return ">";
+}
+
 static void print_group_table(json_object *groups) {
 	struct table t = { .n_columns = 8 };
 
-	table_add(&t, "GROUP", "PIDS", "STATE", "CCX", "CPUS", "TRAFFIC", "WAKEUPS/S", "CHANNELS");
+	table_add(&t, "GROUP", "MEMBERS", "STATE", "CCX", "CPUS", "TRAFFIC", "WAKEUPS/S", "CHANNELS");
 	for (size_t i = 0; i < json_object_array_length(groups); i++) {
 		json_object *g = json_object_array_get_idx(groups, i), *chans;
-		char pids[256], rate[64], wakeups[32], channels[512] = "";
+		char pids[512], rate[64], wakeups[32], channels[512] = "";
 		json_object *w;
 		size_t len = 0;
 
@@ -203,13 +251,13 @@ static void print_group_table(json_object *groups) {
 							k ? ", " : "", str(c, "from"), str(c, "busy_threads"),
 							human_rate(c, "bytes_per_s", r, sizeof(r)));
 			else
-				len += (size_t)snprintf(channels + len, sizeof(channels) - len, "%s%s %s>%s %s",
-							k ? ", " : "", kind, str(c, "from"), str(c, "to"),
-							human_rate(c, "bytes_per_s", r, sizeof(r)));
+				len += (size_t)snprintf(channels + len, sizeof(channels) - len, "%s%s %s%s%s %s %s msg/s",
+							k ? ", " : "", kind, str(c, "from"), arrow(c), str(c, "to"),
+							human_rate(c, "bytes_per_s", r, sizeof(r)), messages(c));
 		}
 		snprintf(wakeups, sizeof(wakeups), "%.0f",
 			 json_object_object_get_ex(g, "wakeups_per_s", &w) ? json_object_get_double(w) : 0.0);
-		table_add(&t, str(g, "id"), int_list(g, "pids", pids, sizeof(pids)), str(g, "state"), str(g, "ccx"),
+		table_add(&t, str(g, "id"), members(g, pids, sizeof(pids)), str(g, "state"), str(g, "ccx"),
 			  str(g, "cpus"), human_rate(g, "bytes_per_s", rate, sizeof(rate)), wakeups, channels);
 	}
 	table_print_free(&t);
@@ -269,11 +317,18 @@ static int cmd_status(const struct options *o, int argc, char **argv) {
 	if (json_object_object_get_ex(r, "groups", &groups)) {
 		json_object *sampling;
 		json_object_object_get_ex(r, "sampling", &sampling);
-		printf("\nsampling: %s processes, %s active, last cycle %s us, active ones read %s\n",
+		printf("\nsampling: %s processes looked at, %s of them active (used CPU), last cycle %s us; "
+		       "active ones read %s\n",
 		       str(sampling, "processes_scanned"), str(sampling, "processes_active"),
 		       str(sampling, "last_cycle_usec"), reading_words(str(sampling, "reading")));
 		if (str(sampling, "note"))
 			printf("          (%s)\n", str(sampling, "note"));
+		printf("traffic:  counted by the kernel: %s%s\n", str(sampling, "counted"),
+		       strcmp(str(sampling, "counted") ? str(sampling, "counted") : "", "pipes and sockets") == 0
+			       ? ""
+			       : "; the rest estimated from /proc");
+		if (str(sampling, "counted_note"))
+			printf("          (%s)\n", str(sampling, "counted_note"));
 		if (json_object_array_length(groups) == 0)
 			printf("No communicating groups.\n");
 		else

@@ -85,6 +85,7 @@ static int parse_enum(struct assignment *a, const char *(*name)(int)) {
 /* Adapters so that one parse_enum() serves every enum type. */
 static const char *mode_name(int i) { return config_mode_to_string((enum config_mode)i); }
 static const char *bpf_name(int i) { return config_bpf_to_string((enum sampler_reading)i); }
+static const char *traffic_name(int i) { return config_traffic_to_string((enum sampler_counting)i); }
 static const char *policy_name(int i) { return rule_policy_to_string((enum rule_policy)i); }
 static const char *smt_name(int i) { return rule_smt_to_string((enum rule_smt)i); }
 static const char *prefer_name(int i) { return rule_prefer_to_string((enum rule_prefer)i); }
@@ -164,6 +165,15 @@ static int set_bpf(struct assignment *a) {
 	return 0;
 }
 
+static int set_traffic(struct assignment *a) {
+	int i = parse_enum(a, traffic_name);
+
+	if (i < 0)
+		return i;
+	a->config->traffic = (enum sampler_counting)i;
+	return 0;
+}
+
 static int set_state_dir(struct assignment *a) {
 	return parse_path_key(a, &a->config->state_dir);
 }
@@ -188,6 +198,23 @@ static int set_min_rate(struct assignment *a) {
 	if (config_parse_size(a->value, &bytes) < 0)
 		return invalid(a, "a rate such as 512K, 1M or 4M/s");
 	a->config->min_rate = (double)bytes;
+	return 0;
+}
+
+/* Messages a second: "500", "2k", "500/s". */
+static int set_min_message_rate(struct assignment *a) {
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(a->value, &end);
+	if (end != a->value && (*end == 'k' || *end == 'K'))
+		v *= 1000.0, end++;
+	if (strcmp(end, "/s") == 0)
+		end += 2;
+	if (errno || end == a->value || *end || !(v >= 0.0 && v <= 1e9))
+		return invalid(a, "messages a second, such as 500, 2k or 500/s; 0: bytes alone");
+	a->config->min_message_rate = v;
 	return 0;
 }
 
@@ -384,8 +411,10 @@ static const struct key daemon_keys[] = {
 	{ "runtime_dir", set_runtime_dir },
 	{ "calibrate", set_calibrate },
 	{ "bpf", set_bpf },
+	{ "traffic", set_traffic },
 	{ "metrics_file", set_metrics_file },
 	{ "min_rate", set_min_rate },
+	{ "min_message_rate", set_min_message_rate },
 	{ "min_gain", set_min_gain },
 	{ "window", set_window },
 	{ "seatings", set_seatings },

@@ -44,6 +44,16 @@ const char *config_bpf_to_string(enum sampler_reading r) {
 	return (unsigned)r < ELEMENTSOF(bpf_names) ? bpf_names[r] : NULL;
 }
 
+static const char *const traffic_names[] = {
+	[SAMPLER_COUNT_AUTO] = "auto",
+	[SAMPLER_COUNT_SYSCALLS] = "syscalls",
+	[SAMPLER_COUNT_NO] = "no",
+};
+
+const char *config_traffic_to_string(enum sampler_counting c) {
+	return (unsigned)c < ELEMENTSOF(traffic_names) ? traffic_names[c] : NULL;
+}
+
 /* ---- the parser ---- */
 
 enum section {
@@ -113,7 +123,7 @@ static void parser_error(struct parser *p, unsigned line, const char *fmt, ...) 
  * reports why not. */
 static void apply_key(struct parser *p, enum config_keys_section s, const char *section, const char *name,
 		      const char *key, const char *value) {
-	char expected[160], *error = NULL;
+	char expected[512], *error = NULL;
 	int i = config_keys_find(s, key), r;
 
 	if (i < 0) {
@@ -545,6 +555,7 @@ struct config *config_new_default(void) {
 	c->calibrate = true;
 	c->bpf = SAMPLER_READ_BATCH;
 	c->min_rate = GROUPS_DEFAULT_MIN_RATE;
+	c->min_message_rate = GROUPS_DEFAULT_MIN_MESSAGE_RATE;
 	c->min_gain = VALIDATOR_DEFAULT_MIN_GAIN;
 	c->window = 3;
 	for (int i = 0; i < _SEATING_MAX; i++)

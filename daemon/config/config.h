@@ -33,8 +33,11 @@ struct config {
 	bool calibrate;           /* run the probe's quick calibration when no cached figures fit; default yes */
 	enum sampler_reading bpf; /* how far up active processes may be read: batch (auto, the default),
 				   * each through BPF iterators (per-process), or /proc (no) */
+	enum sampler_counting traffic; /* where the kernel counts traffic per channel: auto (default),
+				   * syscalls (pipes at every system call's exit too), no */
 	char *metrics_file;       /* Prometheus text written every interval; NULL (default): none */
 	double min_rate;          /* bytes/s for a channel to join a group; default 1 MiB/s */
+	double min_message_rate;  /* or messages/s; default 500, 0: bytes alone */
 	double min_gain;          /* a move is kept above this relative gain; default 0.05 */
 	unsigned window;          /* samples before and after a move; default 3 */
 	enum seating seatings[_SEATING_MAX];   /* ways to seat a group, in the order tried */
@@ -57,3 +60,4 @@ void config_errors_free(char **errors);
 
 const char *config_mode_to_string(enum config_mode m);
 const char *config_bpf_to_string(enum sampler_reading r);
+const char *config_traffic_to_string(enum sampler_counting c);

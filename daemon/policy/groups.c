@@ -106,19 +106,58 @@ static int add_index(size_t **list, size_t *n, size_t v) {
 	return 0;
 }
 
-/* The channels between processes that count: at least min_rate, both ends
- * active. */
-static size_t streams(const struct sampler_result *s, double min_rate, size_t *ret) {
-	size_t n = 0;
+/* Channels (indexes into channels) of one pair of processes, whatever
+ * their kind, next to each other. */
+static int compare_pair(const void *a, const void *b, void *channels) {
+	const struct sampler_channel *x = (const struct sampler_channel *)channels + *(const size_t *)a;
+	const struct sampler_channel *y = (const struct sampler_channel *)channels + *(const size_t *)b;
+	pid_t xl = x->from < x->to ? x->from : x->to, yl = y->from < y->to ? y->from : y->to;
+	pid_t xh = x->from < x->to ? x->to : x->from, yh = y->from < y->to ? y->to : y->from;
+
+	if (xl != yl)
+		return xl < yl ? -1 : 1;
+	return (xh > yh) - (xh < yh);
+}
+
+static int compare_index(const void *a, const void *b) {
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The channels between processes that count: both ends active, and the
+ * pair's channels together carrying at least min_rate bytes or
+ * min_message_rate messages a second. A pair that ping-pongs over two
+ * pipes, or a client that opens a connection per request, talks through
+ * many channels, each weak alone. */
+static size_t streams(const struct sampler_result *s, double min_rate, double min_message_rate, size_t *ret) {
+	size_t n = 0, k = 0;
 
 	for (size_t c = 0; c < s->n_channels; c++) {
 		const struct sampler_channel *ch = &s->channels[c];
-		if (ch->kind == CHANNEL_THREADS || ch->bytes_per_s < min_rate || sampler_result_index(s, ch->from) < 0 ||
-		    sampler_result_index(s, ch->to) < 0)
-			continue;
-		ret[n++] = c;
+		if (ch->kind != CHANNEL_THREADS && sampler_result_index(s, ch->from) >= 0 &&
+		    sampler_result_index(s, ch->to) >= 0)
+			ret[n++] = c;
 	}
-	return n;
+	if (n > 1)
+		qsort_r(ret, n, sizeof(*ret), compare_pair, s->channels);
+	for (size_t i = 0; i < n;) {
+		size_t end = i;
+		double bytes = 0, messages = 0;
+		while (end < n && compare_pair(&ret[end], &ret[i], s->channels) == 0) {
+			bytes += s->channels[ret[end]].bytes_per_s;
+			messages += s->channels[ret[end]].messages_per_s;
+			end++;
+		}
+		if (bytes >= min_rate || (min_message_rate > 0 && messages >= min_message_rate))
+			for (size_t j = i; j < end; j++)
+				ret[k++] = ret[j];
+		i = end;
+	}
+	/* In the sample's order again: the first listed is dropped first among equals. */
+	if (k > 1)
+		qsort(ret, k, sizeof(*ret), compare_index);
+	return k;
 }
 
 /* Members, in pid order (procs are sorted by pid). */
@@ -186,8 +225,8 @@ static int gather_threads(const struct sampler_result *s, size_t *parent, const 
 	return 0;
 }
 
-int groups_build(const struct sampler_result *s, double min_rate, double capacity, struct group **ret,
-		 size_t *n_ret) {
+int groups_build(const struct sampler_result *s, double min_rate, double min_message_rate, double capacity,
+		 struct group **ret, size_t *n_ret) {
 	size_t n = s->n_procs ? s->n_procs : 1, n_groups = 0, n_live;
 	size_t *parent = malloc(n * sizeof(*parent)), *live = calloc(s->n_channels ? s->n_channels : 1, sizeof(*live));
 	bool *dropped = calloc(s->n_channels ? s->n_channels : 1, sizeof(*dropped));
@@ -202,7 +241,7 @@ int groups_build(const struct sampler_result *s, double min_rate, double capacit
 	}
 	for (size_t i = 0; i < s->n_procs; i++)
 		slot[i] = -1;
-	n_live = streams(s, min_rate, live);
+	n_live = streams(s, min_rate, min_message_rate, live);
 	groups_split_channels(s, live, n_live, capacity, dropped);
 	join(s, live, n_live, dropped, parent);
 	r = gather_members(s, parent, slot, groups, &n_groups);

@@ -1,6 +1,7 @@
 /* Communicating groups: the connected components of the channel graph,
- * counting only channels that carry at least min_rate, and processes whose
- * own threads are busy. A pure function of a sample, so that it can be
+ * counting only the channels of pairs of processes that carry at least
+ * min_rate bytes or min_message_rate messages a second between them, and
+ * processes whose own threads are busy. A pure function of a sample, so that it can be
  * tested with struct literals. */
 #pragma once
 
@@ -14,6 +15,13 @@
  * about what a pipe carries in 0.03 % of one core's time, far below what
  * moving two processes costs in cache refills. */
 #define GROUPS_DEFAULT_MIN_RATE (1024.0 * 1024.0)
+
+/* Or a pair that wakes each other this often: a ping-pong pair or a
+ * fan-out (hackbench) moves few bytes, and is where one L3 pays the most:
+ * every message crosses between the caches of the two, and the wake-up
+ * between CCXs costs more than within one. 500 a second is a wake-up every
+ * 2 ms; a shell or a logger talks far less. */
+#define GROUPS_DEFAULT_MIN_MESSAGE_RATE 500.0
 
 /* A member that is hardly busy still needs somewhere to run. */
 #define GROUPS_MIN_DEMAND 0.1
@@ -40,8 +48,8 @@ double groups_process_demand(const struct sampler_process *p);
  * capacity (CPUs; 0: no limit) is what the largest CCX holds: a component
  * that needs more is split along its weakest channels (groups_split_channels),
  * and each piece that is still a group is one of its own. */
-int groups_build(const struct sampler_result *sample, double min_rate, double capacity, struct group **ret,
-		 size_t *n);
+int groups_build(const struct sampler_result *sample, double min_rate, double min_message_rate, double capacity,
+		 struct group **ret, size_t *n);
 void groups_free(struct group *groups, size_t n);
 
 /* The split itself, over the channels between processes (indexes into the

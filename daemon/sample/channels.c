@@ -125,16 +125,28 @@ int channels_threads(struct sampler_result *res, size_t *allocated) {
 	return 0;
 }
 
+/* A process's bytes that no counted channel took, never below nothing. */
+static double uncounted(double bps, double counted) {
+	return bps > counted ? bps - counted : 0;
+}
+
 /* Per active process while a sample is built: how its bytes are shared out. */
 struct share {
 	unsigned channels;
 };
 
-/* Pipes and Unix sockets have no byte counters of their own: a process's
- * read(2)/write(2) bytes are shared out evenly over its channels, and a
- * channel carries what the busier of its ends counted. Not the lesser: one
- * end may move its bytes with splice(2) or sendfile(2), which the counters
- * do not see (pv reads its pipe that way). */
+/* Where the kernel does not count them, pipes and Unix sockets have no byte
+ * counters of their own: a process's read(2)/write(2) bytes, less what it
+ * moved on the channels that are counted, are shared out evenly over its
+ * other channels, and a channel carries what the busier of its ends
+ * counted. Not the lesser: one end may move its bytes with splice(2) or
+ * sendfile(2), which the counters do not see (pv reads its pipe that way).
+ * But a pipe carries nothing unless both ends show they used it (bytes, or
+ * wake-ups for one that splices): a process writing to a file or to
+ * /dev/null with a pipe to a sleeping process on stderr does not stream
+ * into it. Messages are the fewer of the two ends' wake-ups, shared out
+ * the same way: a wake-up may have another cause, a message may not wake
+ * anyone; an estimate, as the bytes are. */
 void channels_share_bytes(struct sampler_result *res) {
 	struct share *share = calloc(res->n_procs ? res->n_procs : 1, sizeof(*share));
 
@@ -142,8 +154,8 @@ void channels_share_bytes(struct sampler_result *res) {
 		return;
 	for (size_t i = 0; i < res->n_channels; i++) {
 		long a = sampler_result_index(res, res->channels[i].from), b = sampler_result_index(res, res->channels[i].to);
-		if (res->channels[i].kind == CHANNEL_THREADS)
-			continue;   /* a process's own: its bytes are its rate already */
+		if (res->channels[i].kind == CHANNEL_THREADS || res->channels[i].exact)
+			continue;   /* a process's own, or counted: its rate is known */
 		if (a >= 0)
 			share[a].channels++;
 		if (b >= 0)
@@ -152,14 +164,26 @@ void channels_share_bytes(struct sampler_result *res) {
 	for (size_t i = 0; i < res->n_channels; i++) {
 		struct sampler_channel *c = &res->channels[i];
 		long a = sampler_result_index(res, c->from), b = sampler_result_index(res, c->to);
-		double a_out, a_in, b_out, b_in;
+		const struct sampler_process *pa, *pb;
+		double a_out, a_in, b_out, b_in, a_wakes, b_wakes;
 
-		if (c->kind == CHANNEL_TCP || c->kind == CHANNEL_THREADS || a < 0 || b < 0)
+		if (c->kind == CHANNEL_THREADS || c->exact || a < 0 || b < 0)
 			continue;
-		a_out = res->procs[a].write_bps / share[a].channels;
-		a_in = res->procs[a].read_bps / share[a].channels;
-		b_out = res->procs[b].write_bps / share[b].channels;
-		b_in = res->procs[b].read_bps / share[b].channels;
+		pa = &res->procs[a];
+		pb = &res->procs[b];
+		a_wakes = pa->wakeups_per_s / share[a].channels;
+		b_wakes = pb->wakeups_per_s / share[b].channels;
+		c->messages_per_s = a_wakes < b_wakes ? a_wakes : b_wakes;
+		if (c->kind == CHANNEL_TCP)
+			continue;   /* its bytes are the socket's own (peers.h) */
+		a_out = uncounted(pa->write_bps, pa->counted_write_bps) / share[a].channels;
+		a_in = uncounted(pa->read_bps, pa->counted_read_bps) / share[a].channels;
+		b_out = uncounted(pb->write_bps, pb->counted_write_bps) / share[b].channels;
+		b_in = uncounted(pb->read_bps, pb->counted_read_bps) / share[b].channels;
+		if (c->kind == CHANNEL_PIPE && !((a_out > 0 || a_wakes > 0) && (b_in > 0 || b_wakes > 0))) {
+			c->bytes_per_s = c->messages_per_s = 0;
+			continue;
+		}
 		c->bytes_per_s = a_out > b_in ? a_out : b_in;
 		if (c->kind == CHANNEL_UNIX)
 			c->bytes_per_s += b_out > a_in ? b_out : a_in;

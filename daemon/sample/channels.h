@@ -41,6 +41,6 @@ int channels_pipes(const struct endpoint *eps, size_t n, struct sampler_result *
 /* A channel of its own for each process of res with busy threads. */
 int channels_threads(struct sampler_result *res, size_t *allocated);
 
-/* The bytes per second of res's pipe and Unix socket channels, from their
- * processes' read(2)/write(2) bytes. */
+/* The bytes per second of res's other pipe and Unix socket channels, from
+ * their processes' read(2)/write(2) bytes. */
 void channels_share_bytes(struct sampler_result *res);

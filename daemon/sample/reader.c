@@ -289,17 +289,32 @@ static void read_switches(struct reader *rd, struct seen *now, struct sampler_pr
 static void io_rates(struct seen *now, struct sampler_process *p, const struct procfs_io *io, uint64_t read_usec) {
 	if (now->have_io && read_usec > now->io_usec) {
 		double span = (double)(read_usec - now->io_usec) / 1e6;
-		p->read_bps = (double)(io->rchar - now->io.rchar) / span;
-		p->write_bps = (double)(io->wchar - now->io.wchar) / span;
+		/* Less than before where a thread ended (its bytes were its own). */
+		p->read_bps = io->rchar > now->io.rchar ? (double)(io->rchar - now->io.rchar) / span : 0;
+		p->write_bps = io->wchar > now->io.wchar ? (double)(io->wchar - now->io.wchar) / span : 0;
 	}
 	now->have_io = true;
 	now->io = *io;
 	now->io_usec = read_usec;
 }
 
-static void read_io(struct reader *rd, struct seen *now, struct sampler_process *p) {
+/* A process's own read(2)/write(2) bytes. With one thread, that thread's
+ * (task/PID/io): /proc/PID/io adds those of the children it reaped, all at
+ * once as it reaps them, which would make a shell that waits for a busy
+ * child seem to move what the child moved. With several threads, the whole
+ * process's, children included: reading each thread's would cost a file
+ * per thread. */
+static void read_io(struct reader *rd, struct seen *now, struct sampler_process *p, unsigned threads) {
+	bool own = threads <= 1;
 	struct procfs_io io;
-	int r = keep(rd, &now->io_fd, now->pid, 0, "io");
+	int r;
+
+	if (now->io_own != own) {   /* other counts: a new baseline */
+		let_go(rd, &now->io_fd);
+		now->have_io = false;
+		now->io_own = own;
+	}
+	r = keep(rd, &now->io_fd, now->pid, own ? now->pid : 0, "io");
 
 	if (r >= 0)
 		r = procfs_pread_io(r, &io);
@@ -409,6 +424,7 @@ static int read_active_bpf(struct reader *rd, struct seen *before, struct seen *
 
 void reader_carry_counters(struct seen *now, const struct seen *before) {
 	now->have_io = before->have_io;
+	now->io_own = before->io_own;
 	now->io = before->io;
 	now->io_usec = before->io_usec;
 	now->have_switches = before->have_switches;
@@ -458,7 +474,7 @@ int reader_read_active(struct reader *rd, uint64_t cycle, struct seen *before, s
 	free(tids);
 	if (!now->threads)
 		return -ENOMEM;
-	read_io(rd, now, p);
+	read_io(rd, now, p, (unsigned)st->threads);
 	return read_fds(rd, cycle, now, fds, n_fds);
 }
 

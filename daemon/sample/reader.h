@@ -37,6 +37,7 @@ struct seen {
 	int threads_link, files_link;  /* its BPF iterators (taskiter), kept the same way */
 	uint64_t fds_retry_cycle;  /* its fds were not ours to read: the sample to try again */
 	bool have_io;
+	bool io_own;               /* io_fd is the main thread's own (task/PID/io) */
 	struct procfs_io io;       /* read at io_usec, which may be several samples ago */
 	uint64_t io_usec;
 	bool have_switches;

@@ -4,14 +4,18 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "channels.h"
+#include "conversations.h"
 #include "cpuload.h"
+#include "log.h"
 #include "peers.h"
 #include "reader.h"
+#include "traffic.h"
 #include "util.h"
 
 struct sampler {
@@ -28,6 +32,8 @@ struct sampler {
 	struct cpuload *cpuload;
 	struct peers *peers;       /* who is at the other end of sockets */
 	struct reader *reader;     /* reads the processes */
+	struct traffic *traffic;   /* the kernel's exact counts per channel; NULL: none */
+	char traffic_note[160];    /* why there are none, when BPF was allowed */
 };
 
 const char *channel_kind_to_string(enum channel_kind k) {
@@ -49,7 +55,7 @@ const char *sampler_reading_to_string(enum sampler_reading r) {
 	return "unknown";
 }
 
-int sampler_new(const char *root, enum sampler_reading want, struct sampler **ret) {
+int sampler_new(const char *root, enum sampler_reading want, enum sampler_counting counting, struct sampler **ret) {
 	struct sampler *s = calloc(1, sizeof(*s));
 	int r;
 
@@ -70,8 +76,26 @@ int sampler_new(const char *root, enum sampler_reading want, struct sampler **re
 		sampler_free(s);
 		return r;
 	}
+	if (want != SAMPLER_READ_PROC && counting != SAMPLER_COUNT_NO && !*root &&
+	    (r = traffic_new(counting == SAMPLER_COUNT_SYSCALLS, &s->traffic)) < 0) {
+		snprintf(s->traffic_note, sizeof(s->traffic_note), "no traffic counters (%s)", strerror(-r));
+		s->traffic = NULL;
+	}
 	*ret = s;
 	return 0;
+}
+
+const char *sampler_counted(const struct sampler *s) {
+	bool pipes = s->traffic && traffic_counts_pipes(s->traffic);
+	bool sockets = s->traffic && traffic_counts_sockets(s->traffic);
+
+	return pipes && sockets ? "pipes and sockets" : pipes ? "pipes" : sockets ? "sockets" : "none";
+}
+
+const char *sampler_counted_note(const struct sampler *s) {
+	if (s->traffic)
+		return traffic_note(s->traffic);
+	return s->traffic_note[0] ? s->traffic_note : NULL;
 }
 
 enum sampler_reading sampler_reading(const struct sampler *s) {
@@ -90,6 +114,7 @@ void sampler_free(struct sampler *s) {
 	if (!s)
 		return;
 	peers_free(s->peers);
+	traffic_free(s->traffic);
 	reader_close(s->reader, s->seen, s->n_seen);
 	reader_free(s->reader);
 	free(s->seen);
@@ -434,6 +459,26 @@ static void switches_of_members(struct sampler *s, struct scan *sc, struct sampl
 	free(member);
 }
 
+/* The channels the kernel counts, from its counts since the last sample
+ * (the first only starts them); those it does not, from /proc. */
+static int count_traffic(struct sampler *s, struct sampler_result *res, size_t *allocated) {
+	struct traffic_entry *e;
+	size_t n;
+	int r;
+
+	if (!s->traffic)
+		return 0;
+	r = traffic_read(s->traffic, &e, &n);
+	if (r < 0) {
+		log_debug_errno(r, "Reading the traffic counters failed, estimating this sample: %m");
+		return 0;
+	}
+	r = conversations_add(res, allocated, e, n, (double)res->window_usec / 1e6, traffic_counts_pipes(s->traffic),
+			      traffic_counts_sockets(s->traffic));
+	free(e);
+	return r;
+}
+
 int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result **ret) {
 	struct sampler_result *res = calloc(1, sizeof(*res));
 	struct scan sc = { 0 };
@@ -446,10 +491,13 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 
 	r = scan_processes(s, now_usec, res, &sc);
 	channels_merge_endpoints(sc.eps, &sc.n_eps);
-	if (r >= 0)
+	/* What the kernel counts needs no looking for in /proc. */
+	if (r >= 0 && !(s->traffic && traffic_counts_pipes(s->traffic)))
 		r = channels_pipes(sc.eps, sc.n_eps, res, &allocated);
-	if (r >= 0)
+	if (r >= 0 && !(s->traffic && traffic_counts_sockets(s->traffic)))
 		r = peers_channels(s->peers, s->cycle, sc.eps, sc.n_eps, res, &allocated);
+	if (r >= 0)
+		r = count_traffic(s, res, &allocated);
 	if (r >= 0)
 		r = channels_threads(res, &allocated);
 	if (r >= 0)

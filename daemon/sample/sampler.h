@@ -43,13 +43,23 @@ struct sampler_process {
 	double wakeups_per_s;      /* its threads' voluntary context switches: sleeps ended by a wake-up */
 	double switches_per_s;     /* all its threads' context switches; both 0 on the first look,
 				    * and for a process on no channel (not read) */
+	double counted_read_bps, counted_write_bps;  /* of its bytes, those on channels the
+						      * kernel counts (traffic.h) */
 };
 
+/* Between two processes, one per pair and kind where exact; where
+ * estimated, one per pipe or socket found in /proc. */
 struct sampler_channel {
 	enum channel_kind kind;
-	pid_t from, to;            /* pipes: from writes, to reads; sockets: the two ends */
-	uint64_t inode;            /* the pipe's inode, or from's socket inode */
-	double bytes_per_s;        /* both directions for sockets; threads: the process's read+write bytes */
+	pid_t from, to;            /* from writes, to reads (exact: from sent the more); estimated
+				    * sockets: the two ends */
+	uint64_t inode;            /* a pipe's inode, or a Unix socket's (exact: the receiving
+				    * end's, of the busiest); 0 for exact TCP */
+	double bytes_per_s;        /* both directions; threads: the process's read+write bytes */
+	double messages_per_s;     /* the calls that received them, where exact; else estimated
+				    * from the ends' wake-ups */
+	bool both;                 /* exact, and both directions carried something */
+	bool exact;                /* counted by the kernel (traffic.h), not estimated */
 };
 
 struct sampler_result {
@@ -74,10 +84,22 @@ enum sampler_reading {
 	SAMPLER_READ_PROC,
 };
 
+/* Where the kernel counts traffic per channel (traffic.h): where it allows
+ * the programs that cost only the traffic counted, also pipes at every
+ * system call's exit where it refuses those (every system call of the
+ * machine pays a little), or nowhere (estimated from /proc). */
+enum sampler_counting {
+	SAMPLER_COUNT_AUTO,
+	SAMPLER_COUNT_SYSCALLS,
+	SAMPLER_COUNT_NO,
+};
+
 /* Reads active processes as want says, or the next way down where the
- * kernel refuses it (sampler_note() says why). A root other than "" is read
- * from /proc: the iterators see this machine's processes. */
-int sampler_new(const char *root, enum sampler_reading want, struct sampler **ret);
+ * kernel refuses it (sampler_note() says why), and counts traffic as
+ * counting says (not at all with want SAMPLER_READ_PROC: no BPF). A root
+ * other than "" is read from /proc, with no counters: the iterators and
+ * the counters see this machine's processes. */
+int sampler_new(const char *root, enum sampler_reading want, enum sampler_counting counting, struct sampler **ret);
 void sampler_free(struct sampler *s);
 enum sampler_reading sampler_reading(const struct sampler *s);
 /* Why it reads further down than it was asked to, for a person; NULL when
@@ -86,6 +108,11 @@ const char *sampler_note(const struct sampler *s);
 /* "bpf" or "proc": where active processes are read from. */
 const char *sampler_source(const struct sampler *s);
 const char *sampler_reading_to_string(enum sampler_reading r);
+/* What the kernel counts exactly, per channel (traffic.h): "pipes and
+ * sockets", "sockets", "pipes" or "none"; the rest is estimated from each
+ * process's read(2)/write(2) bytes. And why not all, or NULL. */
+const char *sampler_counted(const struct sampler *s);
+const char *sampler_counted_note(const struct sampler *s);
 
 /* One cycle at now_usec (CLOCK_MONOTONIC). The first call only takes the
  * baseline and returns an empty result. */

@@ -13,7 +13,6 @@ struct taskiter_thread_record {
 	__u64 ended_run_ns;        /* on a CPU, of the process's threads that ended */
 	__u64 voluntary, involuntary;   /* context switches */
 	__u64 rchar, wchar;        /* this thread's read(2)/write(2) bytes */
-	__u64 ended_rchar, ended_wchar; /* those of the process's threads that ended */
 	__u32 tid;
 	__u32 threads;             /* the process's */
 };

@@ -296,8 +296,6 @@ static int process_of(const struct taskiter_thread_record *rec, size_t n, struct
 	p.threads = calloc(n, sizeof(*p.threads));
 	if (!p.threads)
 		return -ENOMEM;
-	p.io.rchar = rec[0].ended_rchar;
-	p.io.wchar = rec[0].ended_wchar;
 	p.run_ns = rec[0].ended_run_ns;
 	for (size_t i = 0; i < n; i++) {
 		p.threads[i] = (struct taskiter_thread){ .tid = (pid_t)rec[i].tid, .ns = rec[i].run_ns + rec[i].wait_ns };

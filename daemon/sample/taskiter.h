@@ -45,7 +45,8 @@ struct taskiter_thread {
 
 struct taskiter_process {
 	uint64_t run_ns;           /* its CPU time, ended threads included */
-	struct procfs_io io;       /* its read(2)/write(2) bytes, ended threads included (syscr, syscw: 0) */
+	struct procfs_io io;       /* its live threads' read(2)/write(2) bytes: not those of threads
+				    * that ended, nor of the children it reaped (syscr, syscw: 0) */
 	struct procfs_switches switches;   /* of its threads */
 	struct taskiter_thread *threads;   /* by tid */
 	size_t n_threads;

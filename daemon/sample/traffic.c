@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -23,7 +27,8 @@ __asm__(".section .rodata\n"
 	".previous\n");
 extern const char traffic_object[], traffic_object_end[];
 
-_Static_assert(TRAFFIC_PIPE == TRAFFIC_REC_PIPE && TRAFFIC_SOCKET == TRAFFIC_REC_SOCKET, "kinds");
+_Static_assert(TRAFFIC_PIPE == TRAFFIC_REC_PIPE && TRAFFIC_UNIX == TRAFFIC_REC_UNIX && TRAFFIC_TCP == TRAFFIC_REC_TCP,
+	       "kinds");
 _Static_assert(TRAFFIC_WRITE == TRAFFIC_REC_WRITE && TRAFFIC_READ == TRAFFIC_REC_READ, "directions");
 
 /* What is counted, each on its own: a kernel may refuse one and not the
@@ -59,8 +64,9 @@ struct traffic {
 	struct bpf_object *obj;
 	const char *target[N_PROGRAMS];    /* the kernel's, NULL where it has none */
 	struct bpf_link *link[N_PROGRAMS];
-	int current, counts[2], bss;       /* the maps' fds */
-	unsigned active;           /* the counts map that current holds */
+	int counts[2], bss;        /* the maps' fds */
+	struct traffic_shared *shared;   /* the programs' global variables, mapped */
+	size_t shared_size;
 	bool one_by_one;           /* the kernel refused to read and delete in batches */
 	uint64_t lost;
 	char *log;                 /* the verifier's, while loading */
@@ -121,10 +127,12 @@ static void unload(struct traffic *t) {
 		bpf_link__destroy(t->link[i]);
 		t->link[i] = NULL;
 	}
+	if (t->shared)
+		munmap(t->shared, t->shared_size);
+	t->shared = NULL;
 	bpf_object__close(t->obj);
 	t->obj = NULL;
-	t->current = t->counts[0] = t->counts[1] = t->bss = -1;
-	t->active = 0;
+	t->counts[0] = t->counts[1] = t->bss = -1;
 }
 
 #define VERIFIER_LOG_SIZE (64 * 1024)
@@ -133,7 +141,7 @@ static void unload(struct traffic *t) {
  * others left out. The maps alone with mask 0. */
 static int load(struct traffic *t, unsigned mask) {
 	struct traffic_config config = { .pidns_inum = pidns_inum() };
-	struct bpf_map *rodata;
+	struct bpf_map *rodata, *bss;
 	int r;
 
 	memset(t->log, 0, VERIFIER_LOG_SIZE);
@@ -161,12 +169,21 @@ static int load(struct traffic *t, unsigned mask) {
 			log_debug("libbpf: the verifier's log:\n%s", t->log);
 		return r;
 	}
-	t->current = bpf_object__find_map_fd_by_name(t->obj, "current");
 	t->counts[0] = bpf_object__find_map_fd_by_name(t->obj, "counts_0");
 	t->counts[1] = bpf_object__find_map_fd_by_name(t->obj, "counts_1");
-	t->bss = bpf_map__fd(bpf_object__find_map_by_name(t->obj, ".bss"));
-	if (t->current < 0 || t->counts[0] < 0 || t->counts[1] < 0 || t->bss < 0)
+	bss = bpf_object__find_map_by_name(t->obj, ".bss");
+	t->bss = bss ? bpf_map__fd(bss) : -1;
+	if (t->counts[0] < 0 || t->counts[1] < 0 || t->bss < 0)
 		return -ENOENT;
+	if (bpf_map__value_size(bss) < sizeof(*t->shared))
+		return -EINVAL;
+	/* libbpf makes .bss mappable; the page holds shared alone. */
+	t->shared_size = (size_t)sysconf(_SC_PAGESIZE);
+	t->shared = mmap(NULL, t->shared_size, PROT_READ | PROT_WRITE, MAP_SHARED, t->bss, 0);
+	if (t->shared == MAP_FAILED) {
+		t->shared = NULL;
+		return -errno;
+	}
 	return 0;
 }
 
@@ -260,7 +277,7 @@ int traffic_new(bool syscalls, struct traffic **ret) {
 
 	if (!t)
 		return -ENOMEM;
-	t->current = t->counts[0] = t->counts[1] = t->bss = -1;
+	t->counts[0] = t->counts[1] = t->bss = -1;
 	t->log = calloc(1, VERIFIER_LOG_SIZE);
 	if (!t->log) {
 		free(t);
@@ -332,18 +349,25 @@ uint64_t traffic_lost(const struct traffic *t) {
 	return t->lost;
 }
 
-/* The other counts map into current. The kernel returns once every program
- * that may have found the one it replaces has finished (an RCU grace
- * period, kernel/bpf/syscall.c maybe_wait_bpf_programs()): from then on
- * nothing writes into it. */
-static int swap(struct traffic *t) {
-	__u32 slot = 0;
-	unsigned next = !t->active;
+/* Turns the generation, so that the programs count into the other map
+ * from now on, and returns the one they counted into until now, once none
+ * is at work in it any more (shared.inflight; traffic.bpf.c's count()):
+ * the programs already at work, a few microseconds, unless one was
+ * preempted; not waited for beyond 20 ms. */
+static int turn(struct traffic *t) {
+	struct timespec pause = { .tv_nsec = 100 * 1000 };
+	unsigned old = __atomic_load_n(&t->shared->generation, __ATOMIC_SEQ_CST) & 1;
 
-	if (bpf_map_update_elem(t->current, &slot, &t->counts[next], BPF_ANY) < 0)
-		return -errno;
-	t->active = next;
-	return 0;
+	__atomic_store_n(&t->shared->generation, !old, __ATOMIC_SEQ_CST);
+	for (int i = 0; __atomic_load_n(&t->shared->inflight[old], __ATOMIC_SEQ_CST) != 0; i++) {
+		if (i < 100)
+			sched_yield();
+		else if (i < 300)
+			nanosleep(&pause, NULL);
+		else
+			break;   /* counted late, in the read after next */
+	}
+	return t->counts[old];
 }
 
 struct entries {
@@ -360,9 +384,9 @@ static int add(struct entries *to, const struct traffic_key *k, const struct tra
 		to->e = e;
 		to->allocated = allocated;
 	}
-	to->e[to->n++] = (struct traffic_entry){ .inode = k->inode,
+	to->e[to->n++] = (struct traffic_entry){ .queue = k->queue,
 						 .pid = (pid_t)k->pid,
-						 .kind = k->kind == TRAFFIC_REC_SOCKET ? TRAFFIC_SOCKET : TRAFFIC_PIPE,
+						 .kind = (enum traffic_kind)k->kind,
 						 .direction = k->direction == TRAFFIC_REC_READ ? TRAFFIC_READ : TRAFFIC_WRITE,
 						 .bytes = v->bytes,
 						 .messages = v->messages };
@@ -433,31 +457,25 @@ static int drain(struct traffic *t, int fd, struct entries *to) {
 static int compare_entry(const void *a, const void *b) {
 	const struct traffic_entry *x = a, *y = b;
 
-	if (x->inode != y->inode)
-		return x->inode < y->inode ? -1 : 1;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
+	if (x->queue != y->queue)
+		return x->queue < y->queue ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	return (x->direction > y->direction) - (x->direction < y->direction);
 }
 
 int traffic_read(struct traffic *t, struct traffic_entry **ret, size_t *n) {
 	struct entries to = { 0 };
-	__u32 slot = 0;
-	__u64 lost;
-	int r = swap(t);
+	/* On failure, what it has not read is read with the read after next. */
+	int r = drain(t, turn(t), &to);
 
-	if (r < 0)
-		return r;
-	/* On failure, what it has not read is read with the next one. */
-	r = drain(t, t->counts[!t->active], &to);
 	if (r < 0) {
 		free(to.e);
 		return r;
 	}
-	if (bpf_map_lookup_elem(t->bss, &slot, &lost) == 0)
-		t->lost = lost;
+	t->lost = __atomic_load_n(&t->shared->lost, __ATOMIC_RELAXED);
 	if (to.n > 1)
 		qsort(to.e, to.n, sizeof(*to.e), compare_entry);
 	*ret = to.e;
@@ -465,16 +483,18 @@ int traffic_read(struct traffic *t, struct traffic_entry **ret, size_t *n) {
 	return 0;
 }
 
-const struct traffic_entry *traffic_find(const struct traffic_entry *e, size_t n, uint64_t inode, pid_t pid) {
+const struct traffic_entry *traffic_find(const struct traffic_entry *e, size_t n, enum traffic_kind kind,
+					 uint64_t queue, pid_t pid) {
+	struct traffic_entry key = { .kind = kind, .queue = queue, .pid = pid, .direction = TRAFFIC_WRITE };
 	size_t lo = 0, hi = n;
 
-	/* The first entry not before (inode, pid). */
+	/* The first entry not before (kind, queue, pid). */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (e[mid].inode < inode || (e[mid].inode == inode && e[mid].pid < pid))
+		if (compare_entry(&e[mid], &key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < n && e[lo].inode == inode && e[lo].pid == pid ? &e[lo] : NULL;
+	return lo < n && e[lo].kind == kind && e[lo].queue == queue && e[lo].pid == pid ? &e[lo] : NULL;
 }

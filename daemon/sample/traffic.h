@@ -1,10 +1,13 @@
 /* Exact traffic counters, kept by the kernel (daemon/sample/bpf/traffic.bpf.c):
- * for each pipe or socket, each process and each direction, the bytes it
- * moved and the calls that moved them (messages: one write(2), send(2),
- * read(2), recv(2) or splice(2) that moved a byte or more). Unlike
- * /proc/PID/io they count send(2) and recv(2), credit a process's I/O to
- * the one channel it went through, and show how often a pair wakes the
- * other even when it moves few bytes.
+ * for each queue (a pipe, a Unix socket's receiving end, one direction of a
+ * TCP connection), each process and each direction, the bytes it moved and
+ * the calls that moved them (messages: one write(2), send(2), read(2),
+ * recv(2) or splice(2) that moved a byte or more). Unlike /proc/PID/io they
+ * count send(2) and recv(2), credit a process's I/O to the one channel it
+ * went through, and show how often a pair wakes the other even when it
+ * moves few bytes. Both ends of a queue name it alike, so that who wrote
+ * into it and who read it out are known even of a connection that ended
+ * before anyone could look at its sockets in /proc.
  *
  * Each part is counted where the kernel lets ccxd load and attach its
  * programs, and only there (traffic_note() tells why not):
@@ -13,10 +16,11 @@
  *            do_splice() for splice(2) (not vmsplice(2) nor tee(2)); or, on
  *            request, where the kernel refuses those (some refuse fexit
  *            programs even to root), at the exit of their system calls;
- *   sockets  any family, by the tracepoints sock_send_length and
+ *   sockets  Unix and TCP ones, by the tracepoints sock_send_length and
  *            sock_recv_length (Linux 6.3): all that goes through sendmsg
  *            and recvmsg (not splice(2) out of a socket; peeks are not
- *            counted).
+ *            counted; nor a Unix datagram sent to an address rather than
+ *            through a connected socket).
  * Both need a kernel with BTF and the right to load BPF tracing programs
  * (CAP_BPF and CAP_PERFMON, or root). */
 #pragma once
@@ -46,7 +50,8 @@ const char *traffic_note(const struct traffic *t);
 
 enum traffic_kind {
 	TRAFFIC_PIPE,
-	TRAFFIC_SOCKET,
+	TRAFFIC_UNIX,
+	TRAFFIC_TCP,
 };
 
 enum traffic_direction {
@@ -55,7 +60,9 @@ enum traffic_direction {
 };
 
 struct traffic_entry {
-	uint64_t inode;            /* the pipe's or socket's, as /proc/PID/fd shows it */
+	uint64_t queue;            /* a pipe's inode or a Unix socket's (the receiving
+				    * end's), as /proc/PID/fd shows them; a hash of a TCP
+				    * connection's receiving and sending ends */
 	pid_t pid;                 /* the process (tgid), as ccxd's pid namespace numbers it */
 	enum traffic_kind kind;
 	enum traffic_direction direction;
@@ -64,12 +71,10 @@ struct traffic_entry {
 };
 
 /* The counts since the previous read (since traffic_new() at the first),
- * one entry per (inode, pid, kind, direction) that moved a byte, sorted by
- * inode, pid, kind and direction; the caller frees *ret. It waits for the
- * programs running on other CPUs to finish (an RCU grace period: under a
- * millisecond on an idle machine, tens of milliseconds on a loaded one) so
- * that none of their counts falls between two reads. Processes outside
- * ccxd's pid namespace are not counted. */
+ * one entry per (kind, queue, pid, direction) that moved a byte, sorted so;
+ * the caller frees *ret. It waits for the programs at work on other CPUs
+ * to finish (microseconds) so that none of their counts falls between two
+ * reads. Processes outside ccxd's pid namespace are not counted. */
 int traffic_read(struct traffic *t, struct traffic_entry **ret, size_t *n);
 
 /* The calls that were not counted because there were more than
@@ -77,7 +82,7 @@ int traffic_read(struct traffic *t, struct traffic_entry **ret, size_t *n);
  * two reads, since traffic_new(). */
 uint64_t traffic_lost(const struct traffic *t);
 
-/* The first of the entries of e (n, as traffic_read() sorts them) with
- * inode and pid, the others (the other direction) right after it; NULL
- * when none has. */
-const struct traffic_entry *traffic_find(const struct traffic_entry *e, size_t n, uint64_t inode, pid_t pid);
+/* The first of the entries of e (n, as traffic_read() sorts them) of kind,
+ * queue and pid, the other direction right after it; NULL when none. */
+const struct traffic_entry *traffic_find(const struct traffic_entry *e, size_t n, enum traffic_kind kind,
+					 uint64_t queue, pid_t pid);

@@ -8,6 +8,10 @@
 #include "topologies.h"
 
 #define MIB (1024.0 * 1024.0)
+/* A channel estimated: no messages counted. */
+#define CH(k, f, t, i, b) { .kind = (k), .from = (f), .to = (t), .inode = (i), .bytes_per_s = (b) }
+/* A channel counted: its messages too. */
+#define COUNTED(k, f, t, b, m) { .kind = (k), .from = (f), .to = (t), .bytes_per_s = (b), .messages_per_s = (m), .exact = true }
 
 static struct sampler_process procs[] = {
 	{ .pid = 10, .cpu = 1.0 }, { .pid = 11, .cpu = 0.5 }, { .pid = 12, .cpu = 0.5 },
@@ -17,15 +21,15 @@ static struct sampler_process procs[] = {
 
 static void a_four_stage_pipeline_is_one_group(void) {
 	struct sampler_channel ch[] = {
-		{ CHANNEL_PIPE, 10, 11, 1, 100 * MIB },
-		{ CHANNEL_PIPE, 11, 12, 2, 90 * MIB },
-		{ CHANNEL_UNIX, 12, 13, 3, 80 * MIB },
+		CH(CHANNEL_PIPE, 10, 11, 1, 100 * MIB),
+		CH(CHANNEL_PIPE, 11, 12, 2, 90 * MIB),
+		CH(CHANNEL_UNIX, 12, 13, 3, 80 * MIB),
 	};
 	struct sampler_result s = { .procs = procs, .n_procs = 4, .channels = ch, .n_channels = 3 };
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(g[0].id, 10);
 	CHECK_INT(g[0].n_pids, 4);
@@ -37,16 +41,16 @@ static void a_four_stage_pipeline_is_one_group(void) {
 
 static void chatter_below_min_rate_joins_nothing(void) {
 	struct sampler_channel ch[] = {
-		{ CHANNEL_PIPE, 10, 11, 1, 100 * MIB },
-		{ CHANNEL_TCP, 11, 20, 2, 0.5 * MIB },
-		{ CHANNEL_TCP, 20, 21, 3, 50 * MIB },
-		{ CHANNEL_UNIX, 30, 31, 4, 0.1 * MIB },
+		CH(CHANNEL_PIPE, 10, 11, 1, 100 * MIB),
+		CH(CHANNEL_TCP, 11, 20, 2, 0.5 * MIB),
+		CH(CHANNEL_TCP, 20, 21, 3, 50 * MIB),
+		CH(CHANNEL_UNIX, 30, 31, 4, 0.1 * MIB),
 	};
 	struct sampler_result s = { .procs = procs, .n_procs = 8, .channels = ch, .n_channels = 4 };
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
 	CHECK_INT(n, 2);
 	/* largest traffic first */
 	CHECK_INT(g[0].id, 10);
@@ -56,35 +60,61 @@ static void chatter_below_min_rate_joins_nothing(void) {
 	groups_free(g, n);
 }
 
+/* A ping-pong pair over two pipes moves few bytes and many messages; a
+ * pair whose channels are weak alone but strong together; and chatter. */
+static void a_pair_counts_by_its_messages_and_its_total(void) {
+	struct sampler_channel ch[] = {
+		COUNTED(CHANNEL_PIPE, 10, 11, 0.2 * MIB, 40000),
+		COUNTED(CHANNEL_PIPE, 11, 10, 0.2 * MIB, 40000),
+		CH(CHANNEL_TCP, 20, 21, 0, 0.6 * MIB),
+		CH(CHANNEL_UNIX, 21, 20, 0, 0.6 * MIB),
+		COUNTED(CHANNEL_UNIX, 30, 31, 0.1 * MIB, 100),
+	};
+	struct sampler_result s = { .procs = procs, .n_procs = 8, .channels = ch, .n_channels = 5 };
+	struct group *g;
+	size_t n;
+
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
+	CHECK_INT(n, 2);
+	CHECK(n == 2 && g[0].id == 20 && g[0].n_channels == 2);
+	CHECK(n == 2 && g[1].id == 10 && g[1].n_channels == 2);
+	groups_free(g, n);
+	/* By bytes alone, the ping-pong pair is chatter. */
+	CHECK_INT(groups_build(&s, MIB, 0, 0, &g, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK(n == 1 && g[0].id == 20);
+	groups_free(g, n);
+}
+
 static void processes_without_channels_are_no_group(void) {
 	struct sampler_result s = { .procs = procs, .n_procs = 8 };
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
 	CHECK_INT(n, 0);
 	groups_free(g, n);
 }
 
 static void channels_to_unknown_processes_are_ignored(void) {
-	struct sampler_channel ch[] = { { CHANNEL_PIPE, 10, 99, 1, 100 * MIB } };
+	struct sampler_channel ch[] = { CH(CHANNEL_PIPE, 10, 99, 1, 100 * MIB) };
 	struct sampler_result s = { .procs = procs, .n_procs = 8, .channels = ch, .n_channels = 1 };
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
 	CHECK_INT(n, 0);
 	groups_free(g, n);
 }
 
 static void a_process_with_busy_threads_is_a_group_of_them(void) {
 	struct sampler_process p[] = { { .pid = 40, .cpu = 2.5, .busy_threads = 3 }, { .pid = 41, .cpu = 1.0, .busy_threads = 1 } };
-	struct sampler_channel ch[] = { { CHANNEL_THREADS, 40, 40, 0, 20 * MIB } };
+	struct sampler_channel ch[] = { CH(CHANNEL_THREADS, 40, 40, 0, 20 * MIB) };
 	struct sampler_result s = { .procs = p, .n_procs = 2, .channels = ch, .n_channels = 1 };
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
 	/* One busy thread (41) makes no group: only several do. */
 	CHECK_INT(n, 1);
 	CHECK_INT(g[0].id, 40);
@@ -97,7 +127,7 @@ static void a_process_with_busy_threads_is_a_group_of_them(void) {
 
 	/* No I/O: still a group, with no rate (autoplace will not move it). */
 	ch[0].bytes_per_s = 0;
-	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK(g[0].bytes_per_s == 0);
 	groups_free(g, n);
@@ -105,12 +135,12 @@ static void a_process_with_busy_threads_is_a_group_of_them(void) {
 
 static void busy_threads_count_in_a_pipelines_demand(void) {
 	struct sampler_process p[] = { { .pid = 10, .cpu = 1.0 }, { .pid = 41, .cpu = 1.5, .busy_threads = 4 } };
-	struct sampler_channel ch[] = { { CHANNEL_PIPE, 10, 41, 1, 100 * MIB }, { CHANNEL_THREADS, 41, 41, 0, 100 * MIB } };
+	struct sampler_channel ch[] = { CH(CHANNEL_PIPE, 10, 41, 1, 100 * MIB), CH(CHANNEL_THREADS, 41, 41, 0, 100 * MIB) };
 	struct sampler_result s = { .procs = p, .n_procs = 2, .channels = ch, .n_channels = 2 };
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(g[0].n_pids, 2);
 	CHECK_INT(g[0].n_channels, 2);
@@ -131,8 +161,8 @@ static struct sampler_result *pipeline(size_t n, const double *rate) {
 	for (size_t i = 0; i < n; i++)
 		s->procs[i] = (struct sampler_process){ .pid = (pid_t)(100 + i), .cpu = 1.0 };
 	for (size_t i = 0; i + 1 < n; i++)
-		s->channels[s->n_channels++] = (struct sampler_channel){ CHANNEL_PIPE, (pid_t)(100 + i), (pid_t)(101 + i),
-									 i + 1, rate[i] * MIB };
+		s->channels[s->n_channels++] = (struct sampler_channel)CH(CHANNEL_PIPE, (pid_t)(100 + i), (pid_t)(101 + i),
+									 i + 1, rate[i] * MIB);
 	return s;
 }
 
@@ -153,7 +183,7 @@ static void a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link(void) {
 	int ccx[2];
 
 	CHECK(placer_largest_ccx(t) == 8.0);
-	CHECK_INT(groups_build(s, MIB, placer_largest_ccx(t), &g, &n), 0);
+	CHECK_INT(groups_build(s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, placer_largest_ccx(t), &g, &n), 0);
 	CHECK_INT(n, 2);
 	for (size_t i = 0; i < n; i++) {
 		CHECK_INT(g[i].n_pids, 6);
@@ -168,7 +198,7 @@ static void a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link(void) {
 	CHECK(ccx[0] >= 0 && ccx[1] >= 0 && ccx[0] != ccx[1]);
 	/* Without a limit it stays whole, and fits no CCX. */
 	groups_free(g, n);
-	CHECK_INT(groups_build(s, MIB, 0, &g, &n), 0);
+	CHECK_INT(groups_build(s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK(!g[0].split);
 	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, NULL, ccx), 0);
@@ -193,7 +223,7 @@ static void cuts_go_on_until_every_piece_fits(void) {
 	CHECK_INT(groups_split_channels(s, live, 11, placer_largest_ccx(t), dropped), 4);
 	for (size_t i = 0; i < 11; i++)
 		CHECK_INT(dropped[i], i >= 7);
-	CHECK_INT(groups_build(s, MIB, placer_largest_ccx(t), &g, &n), 0);
+	CHECK_INT(groups_build(s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, placer_largest_ccx(t), &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(g[0].n_pids, 8);
 	CHECK(g[0].demand <= 8.0);
@@ -217,7 +247,7 @@ static void what_fits_is_never_cut(void) {
 	s->channels[0].bytes_per_s = 1.2 * MIB;
 	s->channels[1].bytes_per_s = 1.1 * MIB;
 	CHECK(placer_largest_ccx(t) == 8.0);
-	CHECK_INT(groups_build(s, MIB, placer_largest_ccx(t), &g, &n), 0);
+	CHECK_INT(groups_build(s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, placer_largest_ccx(t), &g, &n), 0);
 	/* 100-102 fits and keeps its weak links; the nine lose their weakest,
 	 * 104>105 (1.5 MiB/s): 103-104 and 105-111. */
 	CHECK_INT(n, 3);
@@ -240,13 +270,13 @@ static void what_fits_is_never_cut(void) {
 static void one_process_too_large_for_any_ccx_stays_whole(void) {
 	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	struct sampler_process p[] = { { .pid = 50, .cpu = 9.0, .busy_threads = 12 } };
-	struct sampler_channel ch[] = { { CHANNEL_THREADS, 50, 50, 0, 10 * MIB } };
+	struct sampler_channel ch[] = { CH(CHANNEL_THREADS, 50, 50, 0, 10 * MIB) };
 	struct sampler_result s = { .procs = p, .n_procs = 1, .channels = ch, .n_channels = 1 };
 	struct group *g;
 	size_t n;
 	int ccx;
 
-	CHECK_INT(groups_build(&s, MIB, placer_largest_ccx(t), &g, &n), 0);
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, placer_largest_ccx(t), &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK(g[0].demand > 11.99);
 	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, NULL, &ccx), 0);
@@ -258,5 +288,6 @@ static void one_process_too_large_for_any_ccx_stays_whole(void) {
 TEST_MAIN(T(a_process_with_busy_threads_is_a_group_of_them), T(busy_threads_count_in_a_pipelines_demand),
 	  T(a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link), T(cuts_go_on_until_every_piece_fits),
 	  T(what_fits_is_never_cut), T(one_process_too_large_for_any_ccx_stays_whole),
-	  T(a_four_stage_pipeline_is_one_group), T(chatter_below_min_rate_joins_nothing),
+	  T(a_four_stage_pipeline_is_one_group), T(a_pair_counts_by_its_messages_and_its_total),
+	  T(chatter_below_min_rate_joins_nothing),
 	  T(processes_without_channels_are_no_group), T(channels_to_unknown_processes_are_ignored))

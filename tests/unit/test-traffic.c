@@ -1,9 +1,10 @@
 /* The kernel's traffic counters on real processes: a writer and a reader
  * through a pipe, a Unix socketpair and a loopback TCP connection, each
  * counted exactly (100 messages of 1000 bytes written, the reader's reads
- * read); a process that holds both ends of a pipe and only writes; a
- * process that holds a channel and never uses it; nothing new at a second
- * read; no count lost between reads while data flows; and pids as a
+ * read) and both on the same queue; a process that holds both ends of a
+ * pipe and only writes; a process that holds a channel and never uses it;
+ * nothing new at a second read; no count lost between reads while data
+ * flows; a read that does not wait for a grace period; and pids as a
  * container's ccxd numbers them. Skipped where BPF cannot be loaded. */
 #include "test.h"
 
@@ -121,31 +122,44 @@ static void exchange(int w, int r, bool sock, bool keep_r, struct exchange *ex) 
 	waitpid(ex->reader, NULL, 0);
 }
 
-static const struct traffic_entry *find(const struct traffic_entry *e, size_t n, uint64_t inode, pid_t pid,
-					enum traffic_direction direction) {
-	const struct traffic_entry *hit = traffic_find(e, n, inode, pid);
+static const struct traffic_entry *find(const struct traffic_entry *e, size_t n, enum traffic_kind kind,
+					uint64_t queue, pid_t pid, enum traffic_direction direction) {
+	const struct traffic_entry *hit = traffic_find(e, n, kind, queue, pid);
 
-	for (; hit && hit < e + n && hit->inode == inode && hit->pid == pid; hit++)
+	for (; hit && hit < e + n && hit->queue == queue && hit->pid == pid; hit++)
 		if (hit->direction == direction)
 			return hit;
 	return NULL;
 }
 
-static size_t entries_of(const struct traffic_entry *e, size_t n, uint64_t inode) {
+/* The entry of pid's in direction, of kind, whatever its queue. */
+static const struct traffic_entry *any(const struct traffic_entry *e, size_t n, enum traffic_kind kind, pid_t pid,
+				       enum traffic_direction direction) {
+	for (size_t i = 0; i < n; i++)
+		if (e[i].kind == kind && e[i].pid == pid && e[i].direction == direction)
+			return &e[i];
+	return NULL;
+}
+
+static size_t entries_of(const struct traffic_entry *e, size_t n, enum traffic_kind kind, uint64_t queue) {
 	size_t count = 0;
 
 	for (size_t i = 0; i < n; i++)
-		count += e[i].inode == inode;
+		count += e[i].kind == kind && e[i].queue == queue;
 	return count;
 }
 
-/* The writer's MESSAGES writes on win, the reader's reads on rin, and
- * nothing else on either. */
-static void check_counted(const struct traffic_entry *e, size_t n, const struct exchange *ex, uint64_t win,
-			  uint64_t rin, enum traffic_kind kind) {
-	const struct traffic_entry *w = find(e, n, win, ex->writer, TRAFFIC_WRITE);
-	const struct traffic_entry *r = find(e, n, rin, ex->reader, TRAFFIC_READ);
+/* The writer's MESSAGES writes and the reader's reads, on the same queue
+ * (queue, or, where 0, the one the writer's count names), and nothing
+ * else on it. */
+static void check_counted(const struct traffic_entry *e, size_t n, const struct exchange *ex, uint64_t queue,
+			  enum traffic_kind kind) {
+	const struct traffic_entry *w, *r;
 
+	if (!queue && (w = any(e, n, kind, ex->writer, TRAFFIC_WRITE)))
+		queue = w->queue;
+	w = find(e, n, kind, queue, ex->writer, TRAFFIC_WRITE);
+	r = find(e, n, kind, queue, ex->reader, TRAFFIC_READ);
 	CHECK(ex->written);
 	CHECK_INT(ex->read.bytes, MESSAGES * SIZE);
 	printf("# writer %d: %llu bytes, %llu messages; reader %d: %llu bytes, %llu messages (%llu reads)\n",
@@ -155,24 +169,24 @@ static void check_counted(const struct traffic_entry *e, size_t n, const struct 
 	CHECK(w && r);
 	if (!w || !r)
 		return;
-	CHECK_INT(w->kind, kind);
-	CHECK_INT(r->kind, kind);
 	CHECK_INT(w->bytes, MESSAGES * SIZE);
 	CHECK_INT(w->messages, MESSAGES);
 	CHECK_INT(r->bytes, MESSAGES * SIZE);
 	CHECK_INT(r->messages, ex->read.reads);
 	/* Nobody else: not the test, which held both ends; not the writer
 	 * reading nor the reader writing. */
-	CHECK_INT(entries_of(e, n, win) + (win != rin ? entries_of(e, n, rin) : 0), 2);
+	CHECK_INT(entries_of(e, n, kind, queue), 2);
 }
 
-/* A second read right after the first: nothing new on these channels. */
-static void check_nothing_new(struct traffic *t, uint64_t a, uint64_t b) {
+/* A second read right after the first: nothing new of these processes. */
+static void check_nothing_new(struct traffic *t, const struct exchange *ex) {
 	struct traffic_entry *e;
-	size_t n;
+	size_t n, count = 0;
 
 	CHECK_INT(traffic_read(t, &e, &n), 0);
-	CHECK_INT(entries_of(e, n, a) + entries_of(e, n, b), 0);
+	for (size_t i = 0; i < n; i++)
+		count += e[i].pid == ex->writer || e[i].pid == ex->reader;
+	CHECK_INT(count, 0);
 	free(e);
 }
 
@@ -190,9 +204,9 @@ static void counts_a_pipe(void) {
 	free(e);
 	exchange(p[1], p[0], false, false, &ex);
 	CHECK_INT(traffic_read(t, &e, &n), 0);
-	check_counted(e, n, &ex, inode, inode, TRAFFIC_PIPE);
+	check_counted(e, n, &ex, inode, TRAFFIC_PIPE);
 	free(e);
-	check_nothing_new(t, inode, inode);
+	check_nothing_new(t, &ex);
 	traffic_free(t);
 }
 
@@ -209,8 +223,7 @@ static void credits_writes_only(void) {
 	inode = inode_of(p[0]);
 	exchange(p[1], p[0], false, true, &ex);
 	CHECK_INT(traffic_read(t, &e, &n), 0);
-	check_counted(e, n, &ex, inode, inode, TRAFFIC_PIPE);
-	CHECK(!find(e, n, inode, ex.writer, TRAFFIC_READ));
+	check_counted(e, n, &ex, inode, TRAFFIC_PIPE);
 	free(e);
 	traffic_free(t);
 }
@@ -219,19 +232,17 @@ static void counts_a_socketpair(void) {
 	struct traffic *t = load_sockets();
 	struct traffic_entry *e;
 	struct exchange ex;
-	uint64_t win, rin;
+	uint64_t rin;
 	size_t n;
 	int sv[2];
 
 	CHECK_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	win = inode_of(sv[0]);
-	rin = inode_of(sv[1]);
-	CHECK(win != rin);
+	rin = inode_of(sv[1]);   /* the queue: the receiving end's */
 	exchange(sv[0], sv[1], true, false, &ex);
 	CHECK_INT(traffic_read(t, &e, &n), 0);
-	check_counted(e, n, &ex, win, rin, TRAFFIC_SOCKET);
+	check_counted(e, n, &ex, rin, TRAFFIC_UNIX);
 	free(e);
-	check_nothing_new(t, win, rin);
+	check_nothing_new(t, &ex);
 	traffic_free(t);
 }
 
@@ -241,7 +252,6 @@ static void counts_a_tcp_connection(void) {
 	socklen_t len = sizeof(addr);
 	struct traffic_entry *e;
 	struct exchange ex;
-	uint64_t win, rin;
 	int listener = socket(AF_INET, SOCK_STREAM, 0), client = socket(AF_INET, SOCK_STREAM, 0), server;
 	size_t n;
 
@@ -253,13 +263,11 @@ static void counts_a_tcp_connection(void) {
 	server = accept(listener, NULL, NULL);
 	CHECK(server >= 0);
 	close(listener);
-	win = inode_of(client);
-	rin = inode_of(server);
 	exchange(client, server, true, false, &ex);
 	CHECK_INT(traffic_read(t, &e, &n), 0);
-	check_counted(e, n, &ex, win, rin, TRAFFIC_SOCKET);
+	check_counted(e, n, &ex, 0, TRAFFIC_TCP);   /* the queue: a hash of both ends */
 	free(e);
-	check_nothing_new(t, win, rin);
+	check_nothing_new(t, &ex);
 	traffic_free(t);
 }
 
@@ -302,8 +310,8 @@ static void counts_splice(void) {
 	CHECK_INT(read(report[0], &spliced, sizeof(spliced)), sizeof(spliced));
 	waitpid(splicer, NULL, 0);
 	CHECK_INT(traffic_read(t, &e, &n), 0);
-	in = find(e, n, first, splicer, TRAFFIC_READ);
-	out = find(e, n, second, splicer, TRAFFIC_WRITE);
+	in = find(e, n, TRAFFIC_PIPE, first, splicer, TRAFFIC_READ);
+	out = find(e, n, TRAFFIC_PIPE, second, splicer, TRAFFIC_WRITE);
 	printf("# splicer %d: %llu bytes in %llu splices\n", splicer, (unsigned long long)spliced.bytes,
 	       (unsigned long long)spliced.reads);
 	CHECK_INT(spliced.bytes, MESSAGES * SIZE);
@@ -312,8 +320,9 @@ static void counts_splice(void) {
 	CHECK_INT(in ? in->messages : 0, spliced.reads);
 	CHECK_INT(out ? out->bytes : 0, MESSAGES * SIZE);
 	CHECK_INT(out ? out->messages : 0, spliced.reads);
-	CHECK(find(e, n, first, ex.writer, TRAFFIC_WRITE) && find(e, n, second, ex.reader, TRAFFIC_READ));
-	CHECK_INT(entries_of(e, n, first) + entries_of(e, n, second), 4);
+	CHECK(find(e, n, TRAFFIC_PIPE, first, ex.writer, TRAFFIC_WRITE) &&
+	      find(e, n, TRAFFIC_PIPE, second, ex.reader, TRAFFIC_READ));
+	CHECK_INT(entries_of(e, n, TRAFFIC_PIPE, first) + entries_of(e, n, TRAFFIC_PIPE, second), 4);
 	free(e);
 	traffic_free(t);
 }
@@ -353,7 +362,7 @@ static void loses_nothing_between_reads(void) {
 		running = waitpid(reader, NULL, WNOHANG) == 0;
 		CHECK_INT(traffic_read(t, &e, &n), 0);
 		for (size_t i = 0; i < n; i++) {
-			if (e[i].inode != inode)
+			if (e[i].kind != TRAFFIC_PIPE || e[i].queue != inode)
 				continue;
 			if (e[i].pid == writer && e[i].direction == TRAFFIC_WRITE) {
 				written += e[i].bytes;
@@ -415,7 +424,7 @@ static void tells_what_was_lost(void) {
 	inode = inode_of(p[0]);
 	CHECK_INT(write(p[1], &c, 1), 1);
 	CHECK_INT(traffic_read(t, &e, &n), 0);
-	CHECK(find(e, n, inode, getpid(), TRAFFIC_WRITE) != NULL);
+	CHECK(find(e, n, TRAFFIC_PIPE, inode, getpid(), TRAFFIC_WRITE) != NULL);
 	free(e);
 	traffic_free(t);
 }
@@ -462,12 +471,12 @@ static void outside_a_container(void) {
 		CHECK_INT(getpid(), 1);
 		CHECK_INT(writer, 2);
 		CHECK_INT(traffic_read(t, &e, &n), 0);
-		w = find(e, n, inode, writer, TRAFFIC_WRITE);
-		r = find(e, n, inode, 1, TRAFFIC_READ);
+		w = find(e, n, TRAFFIC_PIPE, inode, writer, TRAFFIC_WRITE);
+		r = find(e, n, TRAFFIC_PIPE, inode, 1, TRAFFIC_READ);
 		CHECK(w && r);
 		CHECK_INT(w ? w->bytes : 0, MESSAGES * SIZE);
 		CHECK_INT(r ? r->bytes : 0, (MESSAGES + 10) * SIZE);
-		CHECK_INT(entries_of(e, n, inode), 2);   /* not the process outside */
+		CHECK_INT(entries_of(e, n, TRAFFIC_PIPE, inode), 2);   /* not the process outside */
 		free(e);
 		traffic_free(t);
 		/* Not test_exit(): LeakSanitizer finds its threads through
@@ -510,6 +519,88 @@ static void numbers_pids_as_a_container_does(void) {
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* A client that sends a request of 100 bytes and reads a reply of 1000,
+ * ROUNDS times, each time over a new loopback TCP connection to a server
+ * in another process (IPv4 to an IPv6 dual-stack listener, so that the two
+ * ends name their addresses differently): each direction of each
+ * connection is a queue that its writer and its reader name alike, though
+ * every socket is gone by the time the counts are read. */
+#define ROUNDS 20
+
+static void names_both_ends_of_short_connections(void) {
+	struct traffic *t = load_sockets();
+	struct sockaddr_in6 addr = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT };
+	socklen_t len = sizeof(addr);
+	int listener = socket(AF_INET6, SOCK_STREAM, 0), off = 0, status;
+	struct traffic_entry *e;
+	uint64_t requests = 0, replies = 0;
+	pid_t server, client;
+	size_t n, queues = 0;
+
+	CHECK(listener >= 0);
+	if (setsockopt(listener, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) < 0 ||
+	    bind(listener, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		close(listener);
+		traffic_free(t);
+		SKIP_TEST("no dual-stack IPv6 socket here");
+	}
+	CHECK_INT(listen(listener, ROUNDS), 0);
+	CHECK_INT(getsockname(listener, (struct sockaddr *)&addr, &len), 0);
+	server = fork();
+	if (server == 0) {
+		char buf[1000] = { 0 };
+		for (int i = 0; i < ROUNDS; i++) {
+			int c = accept(listener, NULL, NULL);
+			if (c < 0 || recv(c, buf, 100, MSG_WAITALL) != 100 || send(c, buf, sizeof(buf), 0) != sizeof(buf))
+				_exit(1);
+			close(c);
+		}
+		_exit(0);
+	}
+	client = fork();
+	if (client == 0) {
+		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = addr.sin6_port,
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		char buf[1000] = { 0 };
+		for (int i = 0; i < ROUNDS; i++) {
+			int c = socket(AF_INET, SOCK_STREAM, 0);
+			if (c < 0 || connect(c, (struct sockaddr *)&to, sizeof(to)) < 0 || send(c, buf, 100, 0) != 100 ||
+			    recv(c, buf, sizeof(buf), MSG_WAITALL) != sizeof(buf))
+				_exit(1);
+			close(c);
+		}
+		_exit(0);
+	}
+	close(listener);
+	waitpid(client, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	waitpid(server, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_INT(traffic_read(t, &e, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct traffic_entry *peer;
+		if (e[i].kind != TRAFFIC_TCP || e[i].direction != TRAFFIC_WRITE ||
+		    (e[i].pid != client && e[i].pid != server))
+			continue;
+		queues++;
+		peer = find(e, n, TRAFFIC_TCP, e[i].queue, e[i].pid == client ? server : client, TRAFFIC_READ);
+		CHECK(peer != NULL);
+		CHECK_INT(e[i].messages, 1);
+		CHECK_INT(peer ? peer->bytes : 0, e[i].bytes);
+		if (e[i].pid == client)
+			requests += e[i].bytes;
+		else
+			replies += e[i].bytes;
+	}
+	printf("# %zu queues: %llu bytes of requests, %llu of replies\n", queues, (unsigned long long)requests,
+	       (unsigned long long)replies);
+	CHECK_INT(queues, 2 * ROUNDS);
+	CHECK_INT(requests, ROUNDS * 100);
+	CHECK_INT(replies, ROUNDS * 1000);
+	free(e);
+	traffic_free(t);
+}
+
 static void tells_what_is_counted(void) {
 	struct traffic *t = load();
 
@@ -522,6 +613,6 @@ static void tells_what_is_counted(void) {
 }
 
 TEST_MAIN(T(tells_what_is_counted), T(counts_a_pipe), T(credits_writes_only), T(counts_a_socketpair),
-	  T(counts_a_tcp_connection),
+	  T(counts_a_tcp_connection), T(names_both_ends_of_short_connections),
 	  T(counts_splice), T(loses_nothing_between_reads),
 	  T(tells_what_was_lost), T(numbers_pids_as_a_container_does))

@@ -37,7 +37,6 @@ struct sched_info {
 struct signal_struct {
 	int nr_threads;
 	unsigned long long sum_sched_runtime;   /* of the threads that ended */
-	struct task_io_accounting ioac;
 } __attribute__((preserve_access_index));
 struct thread_info {
 	__u32 cpu;
@@ -115,8 +114,6 @@ static __always_inline void fill_thread(struct taskiter_thread_record *r, struct
 	r->involuntary = t->nivcsw;
 	r->rchar = t->ioac.rchar;
 	r->wchar = t->ioac.wchar;
-	r->ended_rchar = t->signal->ioac.rchar;
-	r->ended_wchar = t->signal->ioac.wchar;
 }
 
 static __always_inline void write_thread(struct seq_file *seq, struct task_struct *t) {

@@ -1,6 +1,8 @@
 /* Exact traffic counters: the bytes and the calls that moved them, per
- * pipe or socket, process and direction, counted where the kernel moves
- * them (daemon/sample/traffic.c reads them):
+ * queue (what one side writes into and the other reads out of: a pipe, a
+ * Unix socket's receive queue, one direction of a TCP connection), process
+ * and direction, counted where the kernel moves them
+ * (daemon/sample/traffic.c reads them):
  *
  *   pipes    fexit of anon_pipe_write() and anon_pipe_read() (pipe_write()
  *            and pipe_read() in older kernels: the loader picks), the
@@ -8,8 +10,8 @@
  *   splice   fexit of do_splice(), splice(2) into or out of a pipe, which
  *            does not go through those two;
  *   sockets  the tracepoints sock_send_length and sock_recv_length
- *            (Linux 6.3), every sendmsg and recvmsg of a socket of any
- *            family: send(2), recv(2), write(2), read(2) and the rest;
+ *            (Linux 6.3), every sendmsg and recvmsg of a Unix or a TCP
+ *            socket: send(2), recv(2), write(2), read(2) and the rest;
  *   pipes at system calls' exit
  *            where a kernel refuses the fexit programs (some refuse them
  *            even to root, and allow tracepoints): the raw tracepoint
@@ -31,6 +33,10 @@
 #define PIPEFS_MAGIC 0x50495045
 #define MSG_PEEK 2
 #define MAX_PID_NS_LEVEL 32
+#define AF_UNIX 1
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
 
 struct super_block {
 	unsigned long s_magic;
@@ -48,8 +54,26 @@ struct kiocb {
 struct socket {
 	struct file *file;
 } __attribute__((preserve_access_index));
+struct in6_addr {
+	__u32 words[4];
+};
+/* The members in anonymous unions are found there: CO-RE looks into them. */
+struct sock_common {
+	__u32 skc_daddr;           /* IPv4, network order */
+	__u32 skc_rcv_saddr;
+	__u16 skc_dport;           /* network order */
+	__u16 skc_num;             /* host order */
+	unsigned short skc_family;
+	struct in6_addr skc_v6_daddr;
+	struct in6_addr skc_v6_rcv_saddr;
+} __attribute__((preserve_access_index));
 struct sock {
+	struct sock_common __sk_common;
+	__u16 sk_protocol;
 	struct socket *sk_socket;
+} __attribute__((preserve_access_index));
+struct unix_sock {
+	struct sock *peer;
 } __attribute__((preserve_access_index));
 struct ns_common {
 	unsigned int inum;
@@ -88,12 +112,14 @@ struct pt_regs {                   /* x86-64's: the system call's number and arg
 
 const volatile struct traffic_config config = { 0 };
 
-/* Two counts maps: the programs count into the one that `current` holds,
- * the reader swaps in the other and reads the first. The swap returns once
- * no program can still be using the map swapped out (the kernel waits for
- * an RCU grace period when a map-in-map is updated from user space), so
- * the reader reads a map nothing writes any more: no count is lost at the
- * read, none is torn. */
+/* Two counts maps: the programs count into the one that shared.generation
+ * names, the reader turns the generation and reads the other. A program
+ * says it is at work in a map (shared.inflight) before it looks at the
+ * generation again, and the reader waits for none to be at work in the map
+ * it turned from before it reads it: no count is lost at a read, none is
+ * torn, and nobody waits for more than the programs already running (not
+ * for an RCU grace period, which a map-in-map's update from user space
+ * waits for: up to tenths of a second on a loaded machine). */
 struct counts {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TRAFFIC_ENTRIES);
@@ -101,15 +127,7 @@ struct counts {
 	__type(value, struct traffic_value);
 } counts_0 SEC(".maps"), counts_1 SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct counts);
-} current SEC(".maps") = { .values = { &counts_0 } };
-
-/* The calls not counted because the counts map was full. */
-__u64 lost;
+struct traffic_shared shared;
 
 /* The current process's pid as the reader numbers it, in its pid namespace;
  * 0 for a process outside it (the reader cannot see it). */
@@ -140,32 +158,44 @@ static __always_inline __u32 current_pid(void) {
 	return 0;
 }
 
-static __always_inline void count(__u64 inode, __u8 kind, __u8 direction, long moved) {
-	struct traffic_key key = { .inode = inode, .kind = kind, .direction = direction };
-	struct traffic_value zero = { 0 }, *v;
-	__u32 slot = 0;
-	void *counts;
+static __always_inline void add(void *counts, const struct traffic_key *key, long moved) {
+	struct traffic_value zero = { 0 }, *v = bpf_map_lookup_elem(counts, key);
 
-	if (moved <= 0 || !inode)
-		return;
-	key.pid = current_pid();
-	if (!key.pid)
-		return;
-	counts = bpf_map_lookup_elem(&current, &slot);
-	if (!counts)
-		return;
-	v = bpf_map_lookup_elem(counts, &key);
 	if (!v) {
 		/* -EEXIST when another CPU added it meanwhile: then it is there. */
-		bpf_map_update_elem(counts, &key, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(counts, &key);
+		bpf_map_update_elem(counts, key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(counts, key);
 		if (!v) {   /* full */
-			__sync_fetch_and_add(&lost, 1);
+			__sync_fetch_and_add(&shared.lost, 1);
 			return;
 		}
 	}
 	__sync_fetch_and_add(&v->bytes, (__u64)moved);
 	__sync_fetch_and_add(&v->messages, 1);
+}
+
+static __always_inline void count(__u64 queue, __u8 kind, __u8 direction, long moved) {
+	struct traffic_key key = { .queue = queue, .kind = kind, .direction = direction };
+	__u32 generation;
+
+	if (moved <= 0 || !queue)
+		return;
+	key.pid = current_pid();
+	if (!key.pid)
+		return;
+	/* At work in a map first, then the generation looked at again: the
+	 * reader, which turns the generation first and then looks at what is
+	 * at work, either sees this program at work or is seen to have turned
+	 * (the atomic additions are full barriers). It turns once a sample. */
+	generation = shared.generation & 1;
+	__sync_fetch_and_add(&shared.inflight[generation], 1);
+	if ((shared.generation & 1) != generation) {
+		__sync_fetch_and_add(&shared.inflight[generation], -1);
+		generation = !generation;
+		__sync_fetch_and_add(&shared.inflight[generation], 1);
+	}
+	add(generation ? (void *)&counts_1 : (void *)&counts_0, &key, moved);
+	__sync_fetch_and_add(&shared.inflight[generation], -1);
 }
 
 /* An anonymous pipe's inode, as /proc shows it (pipe:[INODE]); 0 for
@@ -201,26 +231,76 @@ int BPF_PROG(splice, struct file *in, void *off_in, struct file *out, void *off_
 	return 0;
 }
 
-/* The socket's inode, as /proc shows it (socket:[INODE]). */
-static __always_inline __u64 socket_inode(struct sock *sk) {
-	struct socket *sock = sk->sk_socket;
+static __always_inline __u64 mix(__u64 x) {
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
 
-	if (!sock || !sock->file)
-		return 0;
-	return sock->file->f_inode->i_ino;
+/* A TCP endpoint: an IPv4 address as the IPv4-mapped IPv6 one, so that
+ * both ends of a connection between an IPv4 and a dual-stack socket name
+ * it alike. */
+static __always_inline __u64 endpoint(const __u32 *words, __u16 port) {
+	return mix(mix(((__u64)words[0] << 32 | words[1]) ^ port) ^ ((__u64)words[2] << 32 | words[3]));
+}
+
+static __always_inline __u64 tcp_queue(struct sock *sk, __u8 direction) {
+	__u32 local[4] = { 0, 0, 0xffff0000 /* ::ffff:0:0/96, network order */, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) };
+	__u32 remote[4] = { 0, 0, 0xffff0000, BPF_CORE_READ(sk, __sk_common.skc_daddr) };
+	__u64 to, from, q;
+
+	if (BPF_CORE_READ(sk, __sk_common.skc_family) == AF_INET6) {
+		struct in6_addr l = BPF_CORE_READ(sk, __sk_common.skc_v6_rcv_saddr);
+		if (!(l.words[0] == 0 && l.words[1] == 0 && l.words[2] == 0xffff0000)) {
+			struct in6_addr r = BPF_CORE_READ(sk, __sk_common.skc_v6_daddr);
+			__builtin_memcpy(local, l.words, sizeof(local));
+			__builtin_memcpy(remote, r.words, sizeof(remote));
+		}
+	}
+	to = endpoint(remote, __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport)));
+	from = endpoint(local, BPF_CORE_READ(sk, __sk_common.skc_num));
+	if (direction == TRAFFIC_REC_READ) {   /* the data came from the remote end */
+		__u64 swap = to;
+		to = from;
+		from = swap;
+	}
+	q = mix(to ^ mix(from + 1));   /* not symmetric: one direction of the connection */
+	return q ? q : 1;
+}
+
+static __always_inline __u64 sock_inode(struct sock *sk) {
+	return sk ? BPF_CORE_READ(sk, sk_socket, file, f_inode, i_ino) : 0;
+}
+
+/* The queue that what moved went through: a Unix socket's receiving end's
+ * inode (the peer's when sending; a datagram sent to an address, without a
+ * peer, is not counted), or one direction of a TCP connection, named the
+ * same by both its ends. Other sockets are not counted. */
+static __always_inline void count_socket(struct sock *sk, __u8 direction, int moved) {
+	unsigned short family = BPF_CORE_READ(sk, __sk_common.skc_family);
+
+	if (family == AF_UNIX) {
+		struct sock *to = direction == TRAFFIC_REC_WRITE ? BPF_CORE_READ((struct unix_sock *)sk, peer) : sk;
+		count(sock_inode(to), TRAFFIC_REC_UNIX, direction, moved);
+	} else if ((family == AF_INET || family == AF_INET6) && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP) {
+		count(tcp_queue(sk, direction), TRAFFIC_REC_TCP, direction, moved);
+	}
 }
 
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send, struct sock *sk, int ret, int flags) {
-	count(socket_inode(sk), TRAFFIC_REC_SOCKET, TRAFFIC_REC_WRITE, ret);
+	if (ret > 0)
+		count_socket(sk, TRAFFIC_REC_WRITE, ret);
 	return 0;
 }
 
 /* A peek leaves the data for the read that follows it. */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(sock_recv, struct sock *sk, int ret, int flags) {
-	if (!(flags & MSG_PEEK))
-		count(socket_inode(sk), TRAFFIC_REC_SOCKET, TRAFFIC_REC_READ, ret);
+	if (ret > 0 && !(flags & MSG_PEEK))
+		count_socket(sk, TRAFFIC_REC_READ, ret);
 	return 0;
 }
 
