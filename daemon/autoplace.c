@@ -16,7 +16,8 @@
 #include "util.h"
 
 /* A group unseen for this many samples has ended: its members get their
- * originals back. Short gaps (a pipeline between two files) keep it. */
+ * originals back. Short gaps (a pipeline between two files) keep it, and
+ * its CCX; a group whose members have all exited has ended at once. */
 #define AUTOPLACE_RELEASE_AFTER 5
 /* Moves started per sample, so that a burst of new groups is seated a few at
  * a time and each experiment's window is not disturbed by all the others. */
@@ -28,6 +29,8 @@ struct autoplace {
 	const char *root;
 	struct placements *placements;   /* the members' entries are there */
 	struct sampler *sampler;
+	struct group_cut *cut;     /* the last sample's processes cut off by a split */
+	size_t n_cut;
 	struct sampler_result *sample;
 	struct autoplace_group *groups;
 	size_t n_groups;
@@ -102,6 +105,7 @@ void autoplace_free(struct autoplace *a) {
 	for (size_t i = 0; i < a->n_groups; i++)
 		group_clear(&a->groups[i]);
 	free(a->groups);
+	free(a->cut);
 	learned_free(a->learned);
 	sampler_result_free(a->sample);
 	sampler_free(a->sampler);
@@ -554,16 +558,28 @@ static bool taken_over(const struct autoplace *a, const struct autoplace_group *
 	return false;
 }
 
+/* Whether one of g's members has not exited. */
+static bool any_alive(const struct autoplace *a, const struct autoplace_group *g) {
+	for (size_t k = 0; k < g->group.n_pids; k++) {
+		struct procfs_stat st;
+		if (procfs_read_stat(a->root, g->group.pids[k], &st) == 0 && st.state != 'Z' && st.state != 'X')
+			return true;
+	}
+	return false;
+}
+
 /* Groups that ended: their members get their originals back. A group gone
  * quiet has ended after a few samples; one whose members now belong to
  * another group (a split along another channel, a stage that joined or
- * left) has ended at once, since a process is in one group at a time. */
+ * left) has ended at once, since a process is in one group at a time; and
+ * so has one whose members all exited, so that its CCX is free for the
+ * next at once. */
 static void drop_ended(struct autoplace *a) {
 	bool *ended = calloc(a->n_groups ? a->n_groups : 1, sizeof(*ended));
 	size_t k = 0;
 
 	for (size_t i = 0; ended && i < a->n_groups; i++)
-		ended[i] = !a->groups[i].seen && taken_over(a, &a->groups[i]);
+		ended[i] = !a->groups[i].seen && (taken_over(a, &a->groups[i]) || !any_alive(a, &a->groups[i]));
 	for (size_t i = 0; i < a->n_groups; i++) {
 		struct autoplace_group *g = &a->groups[i];
 		if ((ended && ended[i]) || (!g->seen && ++g->quiet >= AUTOPLACE_RELEASE_AFTER)) {
@@ -575,6 +591,61 @@ static void drop_ended(struct autoplace *a) {
 	}
 	a->n_groups = k;
 	free(ended);
+}
+
+/* g's state in words, with why: what status shows beside it. */
+static void explain(struct autoplace_group *g, const struct topology *t, const struct autoplace_options *o) {
+	const struct experiment_trial *last = g->x.n_trials ? &g->x.trials[g->x.n_trials - 1] : NULL;
+	char *r = g->reason;
+	size_t size = sizeof(g->reason);
+
+	if (!g->seen) {
+		snprintf(r, size, "not seen communicating for %u samples: ends after %d, its members back where they were",
+			 g->quiet, AUTOPLACE_RELEASE_AFTER);
+		return;
+	}
+	switch (g->x.state) {
+	case EXPERIMENT_MEASURING:
+		snprintf(r, size, "measuring its rate where it is, before a move (%zu of %u samples)", g->x.n_before,
+			 o->window);
+		break;
+	case EXPERIMENT_VALIDATING:
+		snprintf(r, size, "seated on CCX %d (%s), measuring whether it is faster there", g->ccx,
+			 seating_to_string(g->x.seating));
+		break;
+	case EXPERIMENT_KEPT:
+		snprintf(r, size, "kept on CCX %d (%s): %s", g->ccx, seating_to_string(g->x.seating),
+			 g->x.guard ? "no seating beat its rate before, and the others ran slower"
+				    : "faster there, beyond the noise");
+		break;
+	case EXPERIMENT_REVERTED:
+		snprintf(r, size, "put back: no seating beat its rate before%s (tried again in %u samples)",
+			 last ? " by min_gain and the noise" : "", g->x.backoff);
+		break;
+	case EXPERIMENT_DRY_RUN:
+		snprintf(r, size, "would be seated on CCX %d (%s); mode = dry-run moves nothing", g->ccx,
+			 seating_to_string(g->x.seating));
+		break;
+	case EXPERIMENT_BY_RULE:
+		snprintf(r, size, "a member is placed by a rule, and rules come first");
+		break;
+	case EXPERIMENT_BY_HAND:
+		snprintf(r, size, "a member's CPUs were set by someone else, and are left to them");
+		break;
+	case EXPERIMENT_NO_ROOM:
+		snprintf(r, size, "needs %.1f CPUs; the largest CCX has %.0f, and none has that much free", g->group.demand,
+			 placer_largest_ccx(t));
+		break;
+	case EXPERIMENT_NO_GAIN:
+		snprintf(r, size, "the probe measured no gain in one CCX on this machine: not moved");
+		break;
+	case EXPERIMENT_NO_RATE:
+		snprintf(r, size, "moves no bytes by which to tell whether a move helps: not moved");
+		break;
+	default:
+		snprintf(r, size, "%s", experiment_state_to_string(g->x.state));
+		break;
+	}
 }
 
 static bool any_ruled(const struct autoplace *a, const struct group *grp) {
@@ -638,6 +709,11 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 		sampler_result_free(sample);
 		return r;
 	}
+	free(a->cut);
+	if (groups_cut(sample, o.min_rate, o.min_message_rate, fresh, n, &a->cut, &a->n_cut) < 0) {
+		a->cut = NULL;   /* only status shows them */
+		a->n_cut = 0;
+	}
 	sampler_result_free(a->sample);
 	a->sample = sample;
 	r = merge_groups(a, fresh, n);
@@ -665,6 +741,8 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 			step(a, t, g, &o, &moves);
 	}
 
+	for (size_t i = 0; i < a->n_groups; i++)
+		explain(&a->groups[i], t, &o);
 	a->stats.cycles++;
 	a->stats.last_scanned = sample->n_scanned;
 	a->stats.last_active = sample->n_procs;
@@ -679,6 +757,11 @@ const struct autoplace_group *autoplace_groups(const struct autoplace *a, size_t
 
 const struct sampler_result *autoplace_sample(const struct autoplace *a) {
 	return a->sample;
+}
+
+const struct group_cut *autoplace_cut(const struct autoplace *a, size_t *n) {
+	*n = a->n_cut;
+	return a->cut;
 }
 
 struct autoplace_stats autoplace_stats(const struct autoplace *a) {

@@ -70,6 +70,7 @@ struct autoplace_group {
 	size_t n_members;
 	bool probe_used;           /* its last plan cited probe figures: */
 	struct autoplace_probe probe;
+	char reason[192];          /* its state, why, in words for a person */
 };
 
 struct autoplace_stats {
@@ -119,4 +120,7 @@ void autoplace_release_all(struct autoplace *a);
 const struct autoplace_group *autoplace_groups(const struct autoplace *a, size_t *n);
 /* The last sample, for the channels that groups name. NULL before the first cycle. */
 const struct sampler_result *autoplace_sample(const struct autoplace *a);
+/* The processes of the last sample that communicate but are in no group
+ * (a split left them alone), by pid. */
+const struct group_cut *autoplace_cut(const struct autoplace *a, size_t *n);
 struct autoplace_stats autoplace_stats(const struct autoplace *a);

@@ -486,6 +486,7 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		st->sampling = autoplace_stats(m->autoplace);
 		st->groups = autoplace_groups(m->autoplace, &st->n_groups);
 		st->sample = autoplace_sample(m->autoplace);
+		st->cut = autoplace_cut(m->autoplace, &st->n_cut);
 	}
 	st->have_decision = st->probe_results &&
 			    autoplace_probe_rank(st->probe_results, m->config->seatings, m->config->n_seatings,

@@ -4,6 +4,7 @@
  * bottom. */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -170,6 +171,8 @@ static json_object *group_json(const struct autoplace_group *g, const struct sam
 	json_object_object_add(o, "pids", pids);
 	json_object_object_add(o, "programs", g->programs ? json_object_new_string(g->programs) : NULL);
 	json_object_object_add(o, "state", json_object_new_string(experiment_state_to_string(g->x.state)));
+	json_object_object_add(o, "reason", json_object_new_string(g->reason));
+	json_object_object_add(o, "seen", json_object_new_boolean(g->seen));
 	json_object_object_add(o, "ccx", placed && g->ccx >= 0 ? json_object_new_int(g->ccx) : NULL);
 	json_object_object_add(o, "cpus", placed ? cpus_json(&g->cpus) : NULL);
 	json_object_object_add(o, "seating", placed ? json_object_new_string(seating_to_string(g->x.seating)) : NULL);
@@ -198,6 +201,27 @@ static json_object *groups_json(const struct ccxd_status *st) {
 
 	for (size_t i = 0; i < st->n_groups; i++)
 		json_object_array_add(list, group_json(&st->groups[i], st->sample));
+	return list;
+}
+
+/* Each process a split left alone, with why. */
+static json_object *cut_json(const struct ccxd_status *st) {
+	json_object *list = json_object_new_array();
+
+	for (size_t i = 0; i < st->n_cut; i++) {
+		const struct group_cut *c = &st->cut[i];
+		long k = st->sample ? sampler_result_index(st->sample, c->pid) : -1;
+		json_object *o = json_object_new_object();
+		char reason[160];
+
+		snprintf(reason, sizeof(reason),
+			 "cut from %zu communicating processes that need %.1f CPUs, more than the largest CCX has",
+			 c->component, c->demand);
+		json_object_object_add(o, "pid", json_object_new_int(c->pid));
+		json_object_object_add(o, "comm", k >= 0 ? json_object_new_string(st->sample->procs[k].comm) : NULL);
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+		json_object_array_add(list, o);
+	}
 	return list;
 }
 
@@ -273,6 +297,7 @@ static void get_status(void *userdata, struct control_call *call) {
 	if (st.have_sampling) {
 		json_object_object_add(o, "sampling", sampling_json(&st.sampling));
 		json_object_object_add(o, "groups", groups_json(&st));
+		json_object_object_add(o, "cut", cut_json(&st));
 	}
 	manager_status_release(&st);
 	call->reply = o;

@@ -37,6 +37,8 @@ struct ccxd_status {
 	const struct autoplace_group *groups;
 	size_t n_groups;
 	const struct sampler_result *sample;  /* the channels groups name; NULL before the first */
+	const struct group_cut *cut;          /* processes a split left alone, by pid */
+	size_t n_cut;
 
 	/* The probe; prober NULL when it could not start. decision: what its
 	 * figures decide for the next cycle, when there are figures. */

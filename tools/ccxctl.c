@@ -261,6 +261,22 @@ static void print_group_table(json_object *groups) {
 			  str(g, "cpus"), human_rate(g, "bytes_per_s", rate, sizeof(rate)), wakeups, channels);
 	}
 	table_print_free(&t);
+	for (size_t i = 0; i < json_object_array_length(groups); i++) {
+		json_object *g = json_object_array_get_idx(groups, i);
+		printf("  %s: %s\n", str(g, "id"), str(g, "reason"));
+	}
+}
+
+/* The processes that communicate but are in no group, and why. */
+static void print_cut(json_object *status) {
+	json_object *cut;
+
+	if (!json_object_object_get_ex(status, "cut", &cut))
+		return;
+	for (size_t i = 0; i < json_object_array_length(cut); i++) {
+		json_object *c = json_object_array_get_idx(cut, i);
+		printf("alone:    %s %s: %s\n", str(c, "pid"), str(c, "comm"), str(c, "reason"));
+	}
 }
 
 /* The probe figures the automatic policy uses, how old they are, and what
@@ -333,6 +349,7 @@ static int cmd_status(const struct options *o, int argc, char **argv) {
 			printf("No communicating groups.\n");
 		else
 			print_group_table(groups);
+		print_cut(r);
 	}
 	json_object_put(r);
 	return 0;

@@ -1,4 +1,5 @@
 #include "groups.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -276,5 +277,58 @@ out:
 	}
 	*ret = groups;
 	*n_ret = n_groups;
+	return 0;
+}
+
+static bool in_groups(const struct group *groups, size_t n, pid_t pid) {
+	for (size_t i = 0; i < n; i++)
+		if (bsearch(&pid, groups[i].pids, groups[i].n_pids, sizeof(pid_t), util_compare_pid))
+			return true;
+	return false;
+}
+
+int groups_cut(const struct sampler_result *s, double min_rate, double min_message_rate, const struct group *groups,
+	       size_t n, struct group_cut **ret, size_t *n_ret) {
+	size_t procs = s->n_procs ? s->n_procs : 1, n_live, n_cut = 0;
+	size_t *parent = malloc(procs * sizeof(*parent)), *live = calloc(s->n_channels ? s->n_channels : 1, sizeof(*live));
+	size_t *members = calloc(procs, sizeof(*members));
+	bool *none = calloc(s->n_channels ? s->n_channels : 1, sizeof(*none)), *on_stream = calloc(procs, sizeof(bool));
+	double *demand = calloc(procs, sizeof(*demand));
+	struct group_cut *cut = calloc(procs, sizeof(*cut));
+	int r = 0;
+
+	if (!parent || !live || !members || !none || !on_stream || !demand || !cut) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* The components before any split. */
+	n_live = streams(s, min_rate, min_message_rate, live);
+	join(s, live, n_live, none, parent);
+	for (size_t k = 0; k < n_live; k++) {
+		on_stream[sampler_result_index(s, s->channels[live[k]].from)] = true;
+		on_stream[sampler_result_index(s, s->channels[live[k]].to)] = true;
+	}
+	for (size_t i = 0; i < s->n_procs; i++) {
+		members[find(parent, i)]++;
+		demand[find(parent, i)] += groups_process_demand(&s->procs[i]);
+	}
+	for (size_t i = 0; i < s->n_procs; i++)
+		if (on_stream[i] && !in_groups(groups, n, s->procs[i].pid))
+			cut[n_cut++] = (struct group_cut){ .pid = s->procs[i].pid,
+							   .component = members[find(parent, i)],
+							   .demand = demand[find(parent, i)] };
+out:
+	free(parent);
+	free(live);
+	free(members);
+	free(none);
+	free(on_stream);
+	free(demand);
+	if (r < 0) {
+		free(cut);
+		return r;
+	}
+	*ret = cut;
+	*n_ret = n_cut;
 	return 0;
 }

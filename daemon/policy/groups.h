@@ -52,6 +52,19 @@ int groups_build(const struct sampler_result *sample, double min_rate, double mi
 		 struct group **ret, size_t *n);
 void groups_free(struct group *groups, size_t n);
 
+/* A process that communicates but is in no group: the split left it alone. */
+struct group_cut {
+	pid_t pid;
+	size_t component;          /* how many processes the component it was cut from had */
+	double demand;             /* and the CPUs that component needed */
+};
+
+/* The processes on channels that count (as groups_build() counts them)
+ * that are in none of groups (n, as groups_build() built them with the
+ * same thresholds): cut off by a split, each alone. Sorted by pid. */
+int groups_cut(const struct sampler_result *sample, double min_rate, double min_message_rate,
+	       const struct group *groups, size_t n, struct group_cut **ret, size_t *n_ret);
+
 /* The split itself, over the channels between processes (indexes into the
  * sample's channels, each joining two of its processes): a component whose
  * demand exceeds capacity loses its weakest channel (dropped[k] set), again

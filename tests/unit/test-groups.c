@@ -86,6 +86,36 @@ static void a_pair_counts_by_its_messages_and_its_total(void) {
 	groups_free(g, n);
 }
 
+/* A pair that needs 1.5 CPUs where the largest CCX has 1: no group, and
+ * both are said to be cut off, with the component they were cut from;
+ * chatter is not. */
+static void those_a_split_leaves_alone_are_told(void) {
+	struct sampler_channel ch[] = {
+		CH(CHANNEL_PIPE, 10, 11, 1, 100 * MIB),
+		CH(CHANNEL_UNIX, 30, 31, 4, 0.1 * MIB),
+	};
+	struct sampler_result s = { .procs = procs, .n_procs = 8, .channels = ch, .n_channels = 2 };
+	struct group_cut *cut;
+	struct group *g;
+	size_t n, n_cut;
+
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 1.0, &g, &n), 0);
+	CHECK_INT(n, 0);
+	CHECK_INT(groups_cut(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, g, n, &cut, &n_cut), 0);
+	CHECK_INT(n_cut, 2);
+	CHECK(n_cut == 2 && cut[0].pid == 10 && cut[1].pid == 11);
+	CHECK(n_cut == 2 && cut[0].component == 2 && cut[0].demand > 1.49 && cut[0].demand < 1.51);
+	free(cut);
+	groups_free(g, n);
+	/* Where it fits, nothing is cut. */
+	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 2.0, &g, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(groups_cut(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, g, n, &cut, &n_cut), 0);
+	CHECK_INT(n_cut, 0);
+	free(cut);
+	groups_free(g, n);
+}
+
 static void processes_without_channels_are_no_group(void) {
 	struct sampler_result s = { .procs = procs, .n_procs = 8 };
 	struct group *g;
@@ -289,5 +319,5 @@ TEST_MAIN(T(a_process_with_busy_threads_is_a_group_of_them), T(busy_threads_coun
 	  T(a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link), T(cuts_go_on_until_every_piece_fits),
 	  T(what_fits_is_never_cut), T(one_process_too_large_for_any_ccx_stays_whole),
 	  T(a_four_stage_pipeline_is_one_group), T(a_pair_counts_by_its_messages_and_its_total),
-	  T(chatter_below_min_rate_joins_nothing),
+	  T(chatter_below_min_rate_joins_nothing), T(those_a_split_leaves_alone_are_told),
 	  T(processes_without_channels_are_no_group), T(channels_to_unknown_processes_are_ignored))

@@ -11,18 +11,25 @@
 # of 16 cycles once idle processes are read every 8th. Prints a Markdown
 # table.
 #
+# TRAFFIC sets ccxd.conf's traffic key (auto, syscalls or no: where the
+# kernel counts channels). PINGPONG=N adds N pairs that ping-pong 64-byte
+# messages through a Unix socketpair as fast as they can, all along.
+#
 # KINDS chooses what the pairs stream through, in turn. Loopback TCP's
 # softirqs are charged to whatever task runs when they come, ccxd's cycle
 # included, on a kernel without CONFIG_IRQ_TIME_ACCOUNTING: KINDS="pipe
 # unix" leaves them out.
 #
-#   [KINDS="pipe unix tcp"] tools/bench/sample-cost.sh [N...]   (root; default 100 1000 5000)
+#   [KINDS="pipe unix tcp"] [TRAFFIC=auto] [PINGPONG=0] tools/bench/sample-cost.sh [N...]
+#   (root; default 100 1000 5000)
 set -eu
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "sample-cost.sh needs root" >&2; exit 1; }
 make -s all >/dev/null
 COUNTS=${*:-100 1000 5000}
 KINDS=${KINDS:-pipe unix tcp}
+TRAFFIC=${TRAFFIC:-auto}
+PINGPONG=${PINGPONG:-0}
 WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
 PIDS=
 cleanup() {
@@ -41,6 +48,7 @@ mode = dry-run
 interval = 1s
 runtime_dir = $WORK/run
 state_dir = $WORK/state
+traffic = $TRAFFIC
 CONF
 
 # talk PAIRS: starts that many more streaming pairs.
@@ -76,12 +84,19 @@ cycles() {
 measure() {
 	./tools/helpers/ccxt-hold "$1" 600 &
 	PIDS="$PIDS $!"
+	i=0
+	while [ "$i" -lt "$PINGPONG" ]; do
+		./tools/helpers/ccxt-talk pingpong-unix 0 600 >/dev/null &
+		PIDS="$PIDS $!"
+		i=$((i + 1))
+	done
 	talk 10
 	sleep 2
 	./daemon/ccxd --config "$WORK/ccxd.conf" 2>/dev/null &
 	DAEMON=$!
 	PIDS="$PIDS $DAEMON"
 	sleep 20
+	./tools/ccxctl --socket "$WORK/ccxd.sock" --json status | jq -r '"counted: \(.sampling.counted)"' >&2
 	cycles
 	talk 30
 	sleep 12
@@ -93,7 +108,7 @@ measure() {
 	sleep 1
 }
 
-echo "Machine: $(nproc) CPUs, $(uname -r); command: KINDS=\"$KINDS\" tools/bench/sample-cost.sh $COUNTS ($(date -u +%Y-%m-%d))"
+echo "Machine: $(nproc) CPUs, $(uname -r); command: KINDS=\"$KINDS\" TRAFFIC=$TRAFFIC PINGPONG=$PINGPONG tools/bench/sample-cost.sh $COUNTS ($(date -u +%Y-%m-%d))"
 echo
 echo "| idle processes | scanned | active | cycle us | active (40 pairs) | cycle us (40 pairs) | us per active process | us per scanned process |"
 echo "|---|---|---|---|---|---|---|---|"

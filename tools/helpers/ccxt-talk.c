@@ -1,16 +1,19 @@
-/* ccxt-talk pipe|unix|tcp|pingpong MIB_PER_S SECONDS [BURN_US]: two
+/* ccxt-talk pipe|unix|tcp|pingpong|pingpong-unix MIB_PER_S SECONDS [BURN_US]: two
  * processes, a writer and a reader, streaming at a known rate (0: as fast as
  * they can) through a pipe, a Unix socketpair or a loopback TCP connection.
  * With BURN_US, each side also burns that much CPU time per 64 KiB chunk: two
  * busy processes, which one shared CPU slows down by half. pingpong sends
  * 4 KiB back and forth through two pipes, as fast as it can: a pair bound by
- * wake-up latency, which one shared CPU speeds up. Prints "WRITER_PID
+ * wake-up latency, which one shared CPU speeds up; pingpong-unix sends 64
+ * bytes back and forth through a Unix socketpair, as many messages as it
+ * can. Prints "WRITER_PID
  * READER_PID" and runs for SECONDS. On SIGUSR1 the writer forks a child
  * that holds none of the pair's fds and waits to be killed. For tests of
  * what ccxd finds and does. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,21 +92,31 @@ static int connect_pair(const char *kind, int fds[2]) {
 }
 
 #define PING 4096
+#define PING_UNIX 64
 
-static int pingpong(double seconds) {
+static int pingpong(double seconds, bool unix_socket) {
 	static char buf[PING];
+	size_t size = unix_socket ? PING_UNIX : PING;
 	int there[2], back[2];
 	double start;
 	pid_t peer;
 
-	if (pipe(there) < 0 || pipe(back) < 0)
+	if (unix_socket) {   /* each end both ways */
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || (there[0] = dup(sv[1])) < 0 ||
+		    (back[0] = dup(sv[0])) < 0)
+			return 1;
+		there[1] = sv[0];
+		back[1] = sv[1];
+	} else if (pipe(there) < 0 || pipe(back) < 0) {
 		return 1;
+	}
 	peer = fork();
 	if (peer == 0) {
 		close(there[1]);
 		close(back[0]);
-		while (read(there[0], buf, sizeof(buf)) > 0)
-			if (write(back[1], buf, sizeof(buf)) < 0)
+		while (read(there[0], buf, size) > 0)
+			if (write(back[1], buf, size) < 0)
 				break;
 		_exit(0);
 	}
@@ -114,10 +127,11 @@ static int pingpong(double seconds) {
 	start = now_s();
 	while (now_s() - start < seconds) {
 		fork_if_asked();
-		if (write(there[1], buf, sizeof(buf)) < 0 || read(back[0], buf, sizeof(buf)) <= 0)
+		if (write(there[1], buf, size) < 0 || read(back[0], buf, size) <= 0)
 			break;
 	}
 	close(there[1]);
+	close(back[0]);   /* a socket's other fd on the same end: the peer sees the end */
 	waitpid(peer, NULL, 0);
 	return 0;
 }
@@ -130,8 +144,8 @@ int main(int argc, char **argv) {
 	int fds[2];
 
 	signal(SIGUSR1, ask_fork);
-	if (argc >= 4 && strcmp(argv[1], "pingpong") == 0)
-		return pingpong(atof(argv[3]));
+	if (argc >= 4 && strncmp(argv[1], "pingpong", 8) == 0)
+		return pingpong(atof(argv[3]), strcmp(argv[1], "pingpong-unix") == 0);
 	if ((argc != 4 && argc != 5) || connect_pair(argv[1], fds) < 0) {
 		fprintf(stderr, "Usage: ccxt-talk pipe|unix|tcp MIB_PER_S SECONDS [BURN_US]\n");
 		return 2;
