@@ -516,6 +516,33 @@ static struct autoplace_group *find_group(struct autoplace *a, pid_t id) {
 	return NULL;
 }
 
+/* The groups of sample, the pairs of those seen at the previous one
+ * joined more easily (GROUPS_KEEP_FACTOR), and the processes a split left
+ * alone (a->cut, for status only). */
+static int build_groups(struct autoplace *a, const struct sampler_result *sample, const struct autoplace_options *o,
+			double capacity, struct group **ret, size_t *n) {
+	struct group *previous = calloc(a->n_groups ? a->n_groups : 1, sizeof(*previous));
+	struct groups_limits limits = { .min_rate = o->min_rate, .min_message_rate = o->min_message_rate };
+	int r;
+
+	if (!previous)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n_groups; i++)
+		if (a->groups[i].seen)
+			previous[limits.n_previous++] = a->groups[i].group;   /* shallow: only read */
+	limits.previous = previous;
+	r = groups_build(sample, &limits, capacity, ret, n);
+	free(a->cut);
+	a->cut = NULL;
+	a->n_cut = 0;
+	if (r >= 0 && groups_cut(sample, &limits, *ret, *n, &a->cut, &a->n_cut) < 0) {
+		a->cut = NULL;
+		a->n_cut = 0;
+	}
+	free(previous);
+	return r;
+}
+
 static int merge_groups(struct autoplace *a, struct group *fresh, size_t n) {
 	for (size_t i = 0; i < a->n_groups; i++)
 		a->groups[i].seen = false;
@@ -704,15 +731,10 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 	r = sampler_sample(a->sampler, now_usec, &sample);
 	if (r < 0)
 		return r;
-	r = groups_build(sample, o.min_rate, o.min_message_rate, placer_largest_ccx(t), &fresh, &n);
+	r = build_groups(a, sample, &o, placer_largest_ccx(t), &fresh, &n);
 	if (r < 0) {
 		sampler_result_free(sample);
 		return r;
-	}
-	free(a->cut);
-	if (groups_cut(sample, o.min_rate, o.min_message_rate, fresh, n, &a->cut, &a->n_cut) < 0) {
-		a->cut = NULL;   /* only status shows them */
-		a->n_cut = 0;
 	}
 	sampler_result_free(a->sample);
 	a->sample = sample;

@@ -37,7 +37,7 @@ struct config {
 				   * syscalls (pipes at every system call's exit too), no */
 	char *metrics_file;       /* Prometheus text written every interval; NULL (default): none */
 	double min_rate;          /* bytes/s for a channel to join a group; default 1 MiB/s */
-	double min_message_rate;  /* or messages/s; default 500, 0: bytes alone */
+	double min_message_rate;  /* or messages/s; default 200, 0: bytes alone */
 	double min_gain;          /* a move is kept above this relative gain; default 0.05 */
 	unsigned window;          /* samples before and after a move; default 3 */
 	enum seating seatings[_SEATING_MAX];   /* ways to seat a group, in the order tried */

@@ -126,12 +126,23 @@ static int compare_index(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
+/* Whether a and b were members of one of the previous groups. */
+static bool together(const struct groups_limits *l, pid_t a, pid_t b) {
+	for (size_t i = 0; i < l->n_previous; i++) {
+		const struct group *g = &l->previous[i];
+		if (bsearch(&a, g->pids, g->n_pids, sizeof(pid_t), util_compare_pid))
+			return bsearch(&b, g->pids, g->n_pids, sizeof(pid_t), util_compare_pid) != NULL;
+	}
+	return false;
+}
+
 /* The channels between processes that count: both ends active, and the
  * pair's channels together carrying at least min_rate bytes or
- * min_message_rate messages a second. A pair that ping-pongs over two
- * pipes, or a client that opens a connection per request, talks through
- * many channels, each weak alone. */
-static size_t streams(const struct sampler_result *s, double min_rate, double min_message_rate, size_t *ret) {
+ * min_message_rate messages a second, or a quarter of that for a pair
+ * already joined. A pair that ping-pongs over two pipes, or a client that
+ * opens a connection per request, talks through many channels, each weak
+ * alone. */
+static size_t streams(const struct sampler_result *s, const struct groups_limits *l, size_t *ret) {
 	size_t n = 0, k = 0;
 
 	for (size_t c = 0; c < s->n_channels; c++) {
@@ -150,7 +161,9 @@ static size_t streams(const struct sampler_result *s, double min_rate, double mi
 			messages += s->channels[ret[end]].messages_per_s;
 			end++;
 		}
-		if (bytes >= min_rate || (min_message_rate > 0 && messages >= min_message_rate))
+		const struct sampler_channel *c = &s->channels[ret[i]];
+		double f = together(l, c->from, c->to) ? GROUPS_KEEP_FACTOR : 1.0;
+		if (bytes >= l->min_rate * f || (l->min_message_rate > 0 && messages >= l->min_message_rate * f))
 			for (size_t j = i; j < end; j++)
 				ret[k++] = ret[j];
 		i = end;
@@ -226,7 +239,7 @@ static int gather_threads(const struct sampler_result *s, size_t *parent, const 
 	return 0;
 }
 
-int groups_build(const struct sampler_result *s, double min_rate, double min_message_rate, double capacity,
+int groups_build(const struct sampler_result *s, const struct groups_limits *limits, double capacity,
 		 struct group **ret, size_t *n_ret) {
 	size_t n = s->n_procs ? s->n_procs : 1, n_groups = 0, n_live;
 	size_t *parent = malloc(n * sizeof(*parent)), *live = calloc(s->n_channels ? s->n_channels : 1, sizeof(*live));
@@ -242,7 +255,7 @@ int groups_build(const struct sampler_result *s, double min_rate, double min_mes
 	}
 	for (size_t i = 0; i < s->n_procs; i++)
 		slot[i] = -1;
-	n_live = streams(s, min_rate, min_message_rate, live);
+	n_live = streams(s, limits, live);
 	groups_split_channels(s, live, n_live, capacity, dropped);
 	join(s, live, n_live, dropped, parent);
 	r = gather_members(s, parent, slot, groups, &n_groups);
@@ -287,7 +300,7 @@ static bool in_groups(const struct group *groups, size_t n, pid_t pid) {
 	return false;
 }
 
-int groups_cut(const struct sampler_result *s, double min_rate, double min_message_rate, const struct group *groups,
+int groups_cut(const struct sampler_result *s, const struct groups_limits *limits, const struct group *groups,
 	       size_t n, struct group_cut **ret, size_t *n_ret) {
 	size_t procs = s->n_procs ? s->n_procs : 1, n_live, n_cut = 0;
 	size_t *parent = malloc(procs * sizeof(*parent)), *live = calloc(s->n_channels ? s->n_channels : 1, sizeof(*live));
@@ -302,7 +315,7 @@ int groups_cut(const struct sampler_result *s, double min_rate, double min_messa
 		goto out;
 	}
 	/* The components before any split. */
-	n_live = streams(s, min_rate, min_message_rate, live);
+	n_live = streams(s, limits, live);
 	join(s, live, n_live, none, parent);
 	for (size_t k = 0; k < n_live; k++) {
 		on_stream[sampler_result_index(s, s->channels[live[k]].from)] = true;

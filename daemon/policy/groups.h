@@ -19,9 +19,10 @@
 /* Or a pair that wakes each other this often: a ping-pong pair or a
  * fan-out (hackbench) moves few bytes, and is where one L3 pays the most:
  * every message crosses between the caches of the two, and the wake-up
- * between CCXs costs more than within one. 500 a second is a wake-up every
- * 2 ms; a shell or a logger talks far less. */
-#define GROUPS_DEFAULT_MIN_MESSAGE_RATE 500.0
+ * between CCXs costs more than within one. 200 a second is a wake-up every
+ * 5 ms: each of hackbench's sender and receiver pairs carries a few
+ * hundred, 20 to a receiver, while a shell or a logger talks far less. */
+#define GROUPS_DEFAULT_MIN_MESSAGE_RATE 200.0
 
 /* A member that is hardly busy still needs somewhere to run. */
 #define GROUPS_MIN_DEMAND 0.1
@@ -39,6 +40,21 @@ struct group {
 	bool split;                /* a piece of a component too large for capacity */
 };
 
+/* A pair of processes that were in one group at the previous sample stays
+ * joined down to a quarter of either threshold: a stream's rate wavers
+ * from one sample to the next, the more so on a busy machine, and a group
+ * that loses and regains a member at every sample cannot be placed. */
+#define GROUPS_KEEP_FACTOR 0.25
+
+/* What makes two processes' channels count. */
+struct groups_limits {
+	double min_rate;           /* bytes a second, or */
+	double min_message_rate;   /* messages a second (0: bytes alone) */
+	const struct group *previous;   /* the groups of the previous sample, whose pairs stay
+					 * joined down to GROUPS_KEEP_FACTOR of those */
+	size_t n_previous;
+};
+
 /* The CPUs a process needs: what it used, or one for each of its busy
  * threads where that is more, and never less than GROUPS_MIN_DEMAND. */
 double groups_process_demand(const struct sampler_process *p);
@@ -48,7 +64,7 @@ double groups_process_demand(const struct sampler_process *p);
  * capacity (CPUs; 0: no limit) is what the largest CCX holds: a component
  * that needs more is split along its weakest channels (groups_split_channels),
  * and each piece that is still a group is one of its own. */
-int groups_build(const struct sampler_result *sample, double min_rate, double min_message_rate, double capacity,
+int groups_build(const struct sampler_result *sample, const struct groups_limits *limits, double capacity,
 		 struct group **ret, size_t *n);
 void groups_free(struct group *groups, size_t n);
 
@@ -62,8 +78,8 @@ struct group_cut {
 /* The processes on channels that count (as groups_build() counts them)
  * that are in none of groups (n, as groups_build() built them with the
  * same thresholds): cut off by a split, each alone. Sorted by pid. */
-int groups_cut(const struct sampler_result *sample, double min_rate, double min_message_rate,
-	       const struct group *groups, size_t n, struct group_cut **ret, size_t *n_ret);
+int groups_cut(const struct sampler_result *sample, const struct groups_limits *limits, const struct group *groups,
+	       size_t n, struct group_cut **ret, size_t *n_ret);
 
 /* The split itself, over the channels between processes (indexes into the
  * sample's channels, each joining two of its processes): a component whose

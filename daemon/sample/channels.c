@@ -130,9 +130,11 @@ static double uncounted(double bps, double counted) {
 	return bps > counted ? bps - counted : 0;
 }
 
-/* Per active process while a sample is built: how its bytes are shared out. */
+/* Per active process while a sample is built: how its bytes are shared
+ * out, its writes over the channels it writes into, its reads over those
+ * it reads from (a socket's end both). */
 struct share {
-	unsigned channels;
+	unsigned out, in;
 };
 
 /* Where the kernel does not count them, pipes and Unix sockets have no byte
@@ -141,7 +143,8 @@ struct share {
  * other channels, and a channel carries what the busier of its ends
  * counted. Not the lesser: one end may move its bytes with splice(2) or
  * sendfile(2), which the counters do not see (pv reads its pipe that way).
- * But a pipe carries nothing unless both ends show they used it (bytes, or
+ * The middle stage of a pipeline writes one pipe and reads another: each
+ * gets all of its writes, or all of its reads. But a pipe carries nothing unless both ends show they used it (bytes, or
  * wake-ups for one that splices): a process writing to a file or to
  * /dev/null with a pipe to a sleeping process on stderr does not stream
  * into it. Messages are the fewer of the two ends' wake-ups, shared out
@@ -154,32 +157,39 @@ void channels_share_bytes(struct sampler_result *res) {
 		return;
 	for (size_t i = 0; i < res->n_channels; i++) {
 		long a = sampler_result_index(res, res->channels[i].from), b = sampler_result_index(res, res->channels[i].to);
+		bool sock = res->channels[i].kind != CHANNEL_PIPE;
 		if (res->channels[i].kind == CHANNEL_THREADS || res->channels[i].exact)
 			continue;   /* a process's own, or counted: its rate is known */
-		if (a >= 0)
-			share[a].channels++;
-		if (b >= 0)
-			share[b].channels++;
+		if (a >= 0) {
+			share[a].out++;
+			share[a].in += sock;
+		}
+		if (b >= 0) {
+			share[b].in++;
+			share[b].out += sock;
+		}
 	}
 	for (size_t i = 0; i < res->n_channels; i++) {
 		struct sampler_channel *c = &res->channels[i];
 		long a = sampler_result_index(res, c->from), b = sampler_result_index(res, c->to);
 		const struct sampler_process *pa, *pb;
-		double a_out, a_in, b_out, b_in, a_wakes, b_wakes;
+		double a_out, a_in = 0, b_out = 0, b_in, a_wakes, b_wakes;
 
 		if (c->kind == CHANNEL_THREADS || c->exact || a < 0 || b < 0)
 			continue;
 		pa = &res->procs[a];
 		pb = &res->procs[b];
-		a_wakes = pa->wakeups_per_s / share[a].channels;
-		b_wakes = pb->wakeups_per_s / share[b].channels;
+		a_wakes = pa->wakeups_per_s / (share[a].out + share[a].in);
+		b_wakes = pb->wakeups_per_s / (share[b].out + share[b].in);
 		c->messages_per_s = a_wakes < b_wakes ? a_wakes : b_wakes;
 		if (c->kind == CHANNEL_TCP)
 			continue;   /* its bytes are the socket's own (peers.h) */
-		a_out = uncounted(pa->write_bps, pa->counted_write_bps) / share[a].channels;
-		a_in = uncounted(pa->read_bps, pa->counted_read_bps) / share[a].channels;
-		b_out = uncounted(pb->write_bps, pb->counted_write_bps) / share[b].channels;
-		b_in = uncounted(pb->read_bps, pb->counted_read_bps) / share[b].channels;
+		a_out = uncounted(pa->write_bps, pa->counted_write_bps) / share[a].out;
+		b_in = uncounted(pb->read_bps, pb->counted_read_bps) / share[b].in;
+		if (c->kind == CHANNEL_UNIX) {
+			a_in = uncounted(pa->read_bps, pa->counted_read_bps) / share[a].in;
+			b_out = uncounted(pb->write_bps, pb->counted_write_bps) / share[b].out;
+		}
 		if (c->kind == CHANNEL_PIPE && !((a_out > 0 || a_wakes > 0) && (b_in > 0 || b_wakes > 0))) {
 			c->bytes_per_s = c->messages_per_s = 0;
 			continue;

@@ -8,6 +8,8 @@
 #include "topologies.h"
 
 #define MIB (1024.0 * 1024.0)
+static const struct groups_limits LIMITS = { MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, NULL, 0 };
+static const struct groups_limits BYTES_ONLY = { MIB, 0, NULL, 0 };
 /* A channel estimated: no messages counted. */
 #define CH(k, f, t, i, b) { .kind = (k), .from = (f), .to = (t), .inode = (i), .bytes_per_s = (b) }
 /* A channel counted: its messages too. */
@@ -29,7 +31,7 @@ static void a_four_stage_pipeline_is_one_group(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(g[0].id, 10);
 	CHECK_INT(g[0].n_pids, 4);
@@ -50,7 +52,7 @@ static void chatter_below_min_rate_joins_nothing(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, 0, &g, &n), 0);
 	CHECK_INT(n, 2);
 	/* largest traffic first */
 	CHECK_INT(g[0].id, 10);
@@ -74,13 +76,13 @@ static void a_pair_counts_by_its_messages_and_its_total(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, 0, &g, &n), 0);
 	CHECK_INT(n, 2);
 	CHECK(n == 2 && g[0].id == 20 && g[0].n_channels == 2);
 	CHECK(n == 2 && g[1].id == 10 && g[1].n_channels == 2);
 	groups_free(g, n);
 	/* By bytes alone, the ping-pong pair is chatter. */
-	CHECK_INT(groups_build(&s, MIB, 0, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &BYTES_ONLY, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK(n == 1 && g[0].id == 20);
 	groups_free(g, n);
@@ -99,20 +101,50 @@ static void those_a_split_leaves_alone_are_told(void) {
 	struct group *g;
 	size_t n, n_cut;
 
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 1.0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, 1.0, &g, &n), 0);
 	CHECK_INT(n, 0);
-	CHECK_INT(groups_cut(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, g, n, &cut, &n_cut), 0);
+	CHECK_INT(groups_cut(&s, &LIMITS, g, n, &cut, &n_cut), 0);
 	CHECK_INT(n_cut, 2);
 	CHECK(n_cut == 2 && cut[0].pid == 10 && cut[1].pid == 11);
 	CHECK(n_cut == 2 && cut[0].component == 2 && cut[0].demand > 1.49 && cut[0].demand < 1.51);
 	free(cut);
 	groups_free(g, n);
 	/* Where it fits, nothing is cut. */
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 2.0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, 2.0, &g, &n), 0);
 	CHECK_INT(n, 1);
-	CHECK_INT(groups_cut(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, g, n, &cut, &n_cut), 0);
+	CHECK_INT(groups_cut(&s, &LIMITS, g, n, &cut, &n_cut), 0);
 	CHECK_INT(n_cut, 0);
 	free(cut);
+	groups_free(g, n);
+}
+
+/* A pair joined at the previous sample stays joined down to a quarter of
+ * the thresholds, by bytes or by messages; another pair as weak (20 and
+ * 21) does not join. */
+static void a_group_holds_through_a_weak_sample(void) {
+	struct sampler_channel ch[] = {
+		CH(CHANNEL_PIPE, 10, 11, 1, 0.3 * MIB),
+		CH(CHANNEL_PIPE, 20, 21, 2, 0.3 * MIB),
+		COUNTED(CHANNEL_UNIX, 30, 31, 0, 100),
+	};
+	struct sampler_result s = { .procs = procs, .n_procs = 8, .channels = ch, .n_channels = 3 };
+	pid_t before_a[] = { 10, 11 }, before_b[] = { 30, 31 };
+	struct group previous[] = { { .id = 10, .pids = before_a, .n_pids = 2 }, { .id = 30, .pids = before_b, .n_pids = 2 } };
+	struct groups_limits l = LIMITS;
+	struct group *g;
+	size_t n;
+
+	l.previous = previous;
+	l.n_previous = 2;
+	CHECK_INT(groups_build(&s, &l, 0, &g, &n), 0);
+	CHECK_INT(n, 2);
+	CHECK(n == 2 && g[0].id == 10 && g[1].id == 30);
+	groups_free(g, n);
+	/* Below a quarter: gone. */
+	ch[0].bytes_per_s = 0.2 * MIB;
+	ch[2].messages_per_s = 40;
+	CHECK_INT(groups_build(&s, &l, 0, &g, &n), 0);
+	CHECK_INT(n, 0);
 	groups_free(g, n);
 }
 
@@ -121,7 +153,7 @@ static void processes_without_channels_are_no_group(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, 0, &g, &n), 0);
 	CHECK_INT(n, 0);
 	groups_free(g, n);
 }
@@ -132,7 +164,7 @@ static void channels_to_unknown_processes_are_ignored(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, 0, &g, &n), 0);
 	CHECK_INT(n, 0);
 	groups_free(g, n);
 }
@@ -144,7 +176,7 @@ static void a_process_with_busy_threads_is_a_group_of_them(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, 0, &g, &n), 0);
 	/* One busy thread (41) makes no group: only several do. */
 	CHECK_INT(n, 1);
 	CHECK_INT(g[0].id, 40);
@@ -157,7 +189,7 @@ static void a_process_with_busy_threads_is_a_group_of_them(void) {
 
 	/* No I/O: still a group, with no rate (autoplace will not move it). */
 	ch[0].bytes_per_s = 0;
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK(g[0].bytes_per_s == 0);
 	groups_free(g, n);
@@ -170,7 +202,7 @@ static void busy_threads_count_in_a_pipelines_demand(void) {
 	struct group *g;
 	size_t n;
 
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(g[0].n_pids, 2);
 	CHECK_INT(g[0].n_channels, 2);
@@ -213,7 +245,7 @@ static void a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link(void) {
 	int ccx[2];
 
 	CHECK(placer_largest_ccx(t) == 8.0);
-	CHECK_INT(groups_build(s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, placer_largest_ccx(t), &g, &n), 0);
+	CHECK_INT(groups_build(s, &LIMITS, placer_largest_ccx(t), &g, &n), 0);
 	CHECK_INT(n, 2);
 	for (size_t i = 0; i < n; i++) {
 		CHECK_INT(g[i].n_pids, 6);
@@ -228,7 +260,7 @@ static void a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link(void) {
 	CHECK(ccx[0] >= 0 && ccx[1] >= 0 && ccx[0] != ccx[1]);
 	/* Without a limit it stays whole, and fits no CCX. */
 	groups_free(g, n);
-	CHECK_INT(groups_build(s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, 0, &g, &n), 0);
+	CHECK_INT(groups_build(s, &LIMITS, 0, &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK(!g[0].split);
 	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, NULL, ccx), 0);
@@ -253,7 +285,7 @@ static void cuts_go_on_until_every_piece_fits(void) {
 	CHECK_INT(groups_split_channels(s, live, 11, placer_largest_ccx(t), dropped), 4);
 	for (size_t i = 0; i < 11; i++)
 		CHECK_INT(dropped[i], i >= 7);
-	CHECK_INT(groups_build(s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, placer_largest_ccx(t), &g, &n), 0);
+	CHECK_INT(groups_build(s, &LIMITS, placer_largest_ccx(t), &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK_INT(g[0].n_pids, 8);
 	CHECK(g[0].demand <= 8.0);
@@ -277,7 +309,7 @@ static void what_fits_is_never_cut(void) {
 	s->channels[0].bytes_per_s = 1.2 * MIB;
 	s->channels[1].bytes_per_s = 1.1 * MIB;
 	CHECK(placer_largest_ccx(t) == 8.0);
-	CHECK_INT(groups_build(s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, placer_largest_ccx(t), &g, &n), 0);
+	CHECK_INT(groups_build(s, &LIMITS, placer_largest_ccx(t), &g, &n), 0);
 	/* 100-102 fits and keeps its weak links; the nine lose their weakest,
 	 * 104>105 (1.5 MiB/s): 103-104 and 105-111. */
 	CHECK_INT(n, 3);
@@ -306,7 +338,7 @@ static void one_process_too_large_for_any_ccx_stays_whole(void) {
 	size_t n;
 	int ccx;
 
-	CHECK_INT(groups_build(&s, MIB, GROUPS_DEFAULT_MIN_MESSAGE_RATE, placer_largest_ccx(t), &g, &n), 0);
+	CHECK_INT(groups_build(&s, &LIMITS, placer_largest_ccx(t), &g, &n), 0);
 	CHECK_INT(n, 1);
 	CHECK(g[0].demand > 11.99);
 	CHECK_INT(placer_groups(t, &g[0].demand, 1, NULL, NULL, &ccx), 0);
@@ -320,4 +352,5 @@ TEST_MAIN(T(a_process_with_busy_threads_is_a_group_of_them), T(busy_threads_coun
 	  T(what_fits_is_never_cut), T(one_process_too_large_for_any_ccx_stays_whole),
 	  T(a_four_stage_pipeline_is_one_group), T(a_pair_counts_by_its_messages_and_its_total),
 	  T(chatter_below_min_rate_joins_nothing), T(those_a_split_leaves_alone_are_told),
+	  T(a_group_holds_through_a_weak_sample),
 	  T(processes_without_channels_are_no_group), T(channels_to_unknown_processes_are_ignored))
