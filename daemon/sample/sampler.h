@@ -1,7 +1,9 @@
 /* Who talks to whom, and how much: each cycle finds the processes that used
- * CPU since the previous one, what connects them (pipes and FIFOs, Unix
- * sockets, loopback TCP, and the busy threads of one process) and estimates
- * the bytes per second on each channel; and how busy each CPU was. Idle
+ * CPU since the previous one, what connects them (pipes, Unix sockets,
+ * loopback TCP, and the busy threads of one process) and the bytes and
+ * messages per second on each channel: counted by the kernel where it
+ * allows (traffic.h, conversations.h), estimated from /proc elsewhere; and
+ * how busy each CPU was. Idle
  * processes cost one read of /proc/PID/stat, and long-idle ones that only
  * every few samples. An active one also costs a read of the BPF iterator
  * of its files (taskiter.h): its pipe and socket fds and, with one thread,

@@ -7,7 +7,9 @@
 #      and its four backends
 #   2. nginx serving a static file over loopback TCP to ab -k
 #   3. perf bench sched pipe: a ping-pong pair with 4-byte messages
-#   4. hackbench -p: two groups of 20 senders and 20 receivers each
+#   4. hackbench -p: two groups of 20 senders and 20 receivers each (each
+#      group shown by ccxd with 90 % of its members at least: a process
+#      that got no turn on a CPU for an interval did not talk in it)
 #   5. cat /dev/urandom | head | zstd -1 | lz4: four stages, with the rate
 #      of each link
 #   6. a busy cat whose only pipe leads to a process that never reads it
@@ -406,8 +408,18 @@ else
 	G1=$(sed -n 1p "$WORK/hackbench.groups") G2=$(sed -n 2p "$WORK/hackbench.groups")
 	check "hackbench: its children are two groups of 40 by the pipes they hold" \
 		sh -c "[ $(wc -l < "$WORK/hackbench.groups") -eq 2 ] && [ $(echo $G1 | wc -w) -eq 40 ] && [ $(echo $G2 | wc -w) -eq 40 ]"
-	both_groups() { group_is $G1 && group_is $G2 && in_no_group "$HB"; }
-	expect "hackbench: each of its groups is one group within 3 intervals" "$HB $HBC" wait_for $WITHIN both_groups
+	# A group of ccxd's that holds 36 of the 40 or more (90 %), and none of
+	# the other: 80 busy processes on this machine's CPUs leave one now and
+	# then without a turn on a CPU for a whole interval, and a process
+	# that did not run did not talk.
+	mostly() {
+		SAW="the groups of ccxd: $(ctl --json status | jq -c '[.groups[]?.pids]')"
+		ctl --json status | jq -e --argjson g "$(sorted "$@")" '
+			any(.groups[]?; (.pids | all(.[]; . as $p | $g | index($p))) and (.pids | length) >= 36)' >/dev/null
+	}
+	both_groups() { mostly $G1 && mostly $G2 && in_no_group "$HB"; }
+	expect "hackbench: each of its groups is one group (90 % of it at least) within 3 intervals" "$HB $HBC" \
+		wait_for $WITHIN both_groups
 	expect "hackbench: and stays one while it runs" "$HB $HBC" always $HOLD both_groups
 	# A sender and a receiver of a group: the receiver's pipe.
 	pipes_within() {

@@ -436,6 +436,43 @@ static void idle_processes_are_not_active(void) {
 	sampler_result_free(r);
 }
 
+/* A process that reaps children which each wrote 16 MiB to /dev/null, and
+ * moves nothing itself: /proc/PID/io adds what a child moved to its parent
+ * as the parent reaps it, but those bytes are not the parent's. */
+static void reaped_childrens_bytes_are_not_the_parents(void) {
+	pid_t reaper = fork();
+	struct sampler_result *r;
+	long k;
+
+	if (reaper == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;) {
+			pid_t child = fork();
+			if (child == 0) {
+				static char buf[65536];
+				int null = open("/dev/null", O_WRONLY);
+				for (int i = 0; i < 256; i++)
+					if (write(null, buf, sizeof(buf)) < 0)
+						break;
+				_exit(0);
+			}
+			waitpid(child, NULL, 0);
+		}
+	}
+	r = sample_thrice();
+	CHECK(r != NULL);
+	k = r ? sampler_result_index(r, reaper) : -1;
+	CHECK(k >= 0);
+	if (k >= 0) {
+		printf("# the reaper: %.1f MiB/s written, %.1f MiB/s read\n", r->procs[k].write_bps / 1048576,
+		       r->procs[k].read_bps / 1048576);
+		CHECK(r->procs[k].write_bps < 1048576.0);
+	}
+	kill(reaper, SIGKILL);
+	waitpid(reaper, NULL, 0);
+	sampler_result_free(r);
+}
+
 /* Long-idle processes are read every 8th sample only, and one that wakes
  * after a long sleep is still noticed within 8 samples. */
 static void long_idle_processes_are_read_less_often(void) {
@@ -649,7 +686,8 @@ static void reads_as_asked_or_says_why(void) {
 int main(void) {
 	static const struct test tests[] = { T(a_tcp_connection_is_followed_by_lookups), T(a_later_socketpair_is_found_too), T(counts_wakeups_and_switches), T(long_idle_processes_are_read_less_often), T(counts_busy_threads_and_their_progress), T(one_busy_thread_is_no_thread_group), T(how_busy_each_cpu_was),
 	  T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
-	  T(idle_processes_are_not_active), T(a_process_born_between_listings_is_found_at_once),
+	  T(idle_processes_are_not_active), T(reaped_childrens_bytes_are_not_the_parents),
+	  T(a_process_born_between_listings_is_found_at_once),
 	  T(reads_as_asked_or_says_why), T(a_socketpair_that_sends_is_counted) };
 	size_t n = sizeof(tests) / sizeof(tests[0]);
 	int failed = 0;
