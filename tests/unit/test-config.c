@@ -568,7 +568,7 @@ static void rejects_bad_automatic_policy_values(void) {
 
 static void rejects_unknown_program_key(void) {
 	check_errors("[program:x265]\npolicy = pin\nccxs = 1\n",
-		     "3: unknown key 'ccxs' in [program:x265] (expected exe, cmdline, ccx, policy, smt, prefer, force)",
+		     "3: unknown key 'ccxs' in [program:x265] (expected exe, cmdline, parent, ancestor, unit, cgroup, ccx, policy, smt, prefer, force)",
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
