@@ -772,6 +772,72 @@ int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret) {
 	return read_cgroup_cpuset(root, v1 ? "cpuset" : "", strcmp(cg, "/") == 0 ? "" : cg, ret);
 }
 
+int procfs_parse_cgroup_path(char *buf, const char **path) {
+	char *line, *saveptr = NULL, *v1_path = NULL, *v2_path = NULL;
+
+	/* Lines are "ID:CONTROLLERS:PATH"; v2's is "0::PATH", systemd's own
+	 * v1 hierarchy's "ID:name=systemd:PATH". */
+	for (line = strtok_r(buf, "\n", &saveptr); line; line = strtok_r(NULL, "\n", &saveptr)) {
+		char *controllers = strchr(line, ':'), *cg;
+
+		if (!controllers)
+			continue;
+		controllers++;
+		cg = strchr(controllers, ':');
+		if (!cg)
+			continue;
+		*cg++ = '\0';
+		if (strcmp(controllers, "") == 0 && strcmp(line, "0:") == 0)
+			v2_path = cg;
+		else if (strcmp(controllers, "name=systemd") == 0)
+			v1_path = cg;
+	}
+	if (v2_path && (!v1_path || strcmp(v2_path, "/") != 0))
+		*path = v2_path;
+	else if (v1_path)
+		*path = v1_path;
+	else
+		return -ENOENT;
+	return 0;
+}
+
+int procfs_read_cgroup_path(const char *root, pid_t pid, char **ret) {
+	char path[PATH_MAX], buf[8192];
+	const char *cg;
+	ssize_t len;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", root, (int)pid);
+	len = procfs_read_file(path, buf, sizeof(buf));
+	if (len < 0)
+		return vanished((int)len);
+	r = procfs_parse_cgroup_path(buf, &cg);
+	if (r < 0)
+		return r;
+	*ret = strdup(cg);
+	return *ret ? 0 : -ENOMEM;
+}
+
+size_t procfs_read_ancestors(const char *root, const struct procfs_stat *st, size_t max, struct procfs_stat *ret) {
+	const struct procfs_stat *child = st;
+	size_t n = 0;
+
+	/* pid 0 is the kernel (the parent of pid 1 and kthreadd), no process. */
+	while (n < max && child->ppid > 0 && child->pid != 1) {
+		struct procfs_stat *parent = &ret[n];
+
+		if (procfs_read_stat(root, child->ppid, parent) < 0)
+			break;
+		/* A parent starts before its child; one that did not is
+		 * another process that took the exited parent's pid. */
+		if (parent->start_time > child->start_time)
+			break;
+		n++;
+		child = parent;
+	}
+	return n;
+}
+
 int procfs_read_online_cpus(const char *root, cpu_set_t *ret) {
 	char path[PATH_MAX];
 

@@ -160,6 +160,27 @@ enum procfs_fd_kind procfs_parse_fd_target(const char *target, uint64_t *inode);
  * buf. -ENOENT when there is none, or it would climb out with "..". */
 int procfs_parse_cgroup(char *buf, const char **path, bool *v1);
 
+/* The text of /proc/PID/cgroup, cut up in place: the path of the cgroup that
+ * names the process's systemd unit, as a pointer into buf. That is the
+ * unified hierarchy's ("0::PATH"), but where that says only "/" and a v1
+ * "name=systemd" hierarchy is there too, that one's: systemd keeps its units
+ * there on legacy and hybrid systems (and mirrors them into the unified tree
+ * on hybrid ones), and a container may show the host's unified root. -ENOENT
+ * when there is neither line. */
+int procfs_parse_cgroup_path(char *buf, const char **path);
+
+/* That path of pid (procfs_parse_cgroup_path()), malloc'd. -ESRCH when the
+ * process is gone, -ENOENT when it has no such cgroup. */
+int procfs_read_cgroup_path(const char *root, pid_t pid, char **ret);
+
+/* The ancestors of the process st describes: its parent (stat's ppid) first,
+ * then the parent's, and so on, each as its stat file reads, at most max of
+ * them, into ret; returns how many. The walk ends after pid 1, at a parent
+ * that has exited meanwhile (the process has a new parent by then, which the
+ * next decision sees), and at one that started after its child: a pid reused
+ * by another process. */
+size_t procfs_read_ancestors(const char *root, const struct procfs_stat *st, size_t max, struct procfs_stat *ret);
+
 /* The CPUs the process's cgroup cpuset allows (cgroup v1 cpuset controller,
  * or v2 cpuset.cpus.effective). -ENOENT when no cpuset confines it. */
 int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret);

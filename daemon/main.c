@@ -15,7 +15,7 @@ static void usage(FILE *f) {
 	fprintf(f,
 		"Usage: ccxd [OPTIONS]\n"
 		"Keeps processes that talk to each other on one CCX (last-level-cache domain).\n\n"
-		"  -c, --config FILE        read FILE instead of " CONFIG_DEFAULT_PATH "\n"
+		"  -c, --config FILE        read FILE and FILE.d/*.conf instead of " CONFIG_DEFAULT_PATH "\n"
 		"  -n, --check-config FILE  check FILE and the topology it names, print\n"
 		"                           \"configuration OK\" or every error, and exit\n"
 		"  -v, --verbose            log debug messages too\n"

@@ -96,15 +96,16 @@ static int check_rules_fit(const struct config *c, const struct topology *t, cha
 	*errors = NULL;
 	for (size_t i = 0; i < c->n_rules; i++) {
 		const struct rule *r = &c->rules[i];
+		const char *file = r->file ? r->file : c->path;
 		for (size_t k = 0; k < r->n_ccx; k++) {
 			char *msg;
 			if (r->ccx[k] < t->n_ccx && t->ccx[r->ccx[k]].usable)
 				continue;
 			if (r->ccx[k] < t->n_ccx)
-				msg = strdupf("%s:%u: ccx %u has no online CPU", c->path, r->ccx_line, r->ccx[k]);
+				msg = strdupf("%s:%u: ccx %u has no online CPU", file, r->ccx_line, r->ccx[k]);
 			else
 				msg = strdupf("%s:%u: ccx %u does not exist: topology %s has %u CCX%s (0-%u)",
-					      c->path, r->ccx_line, r->ccx[k], t->source, t->n_ccx,
+					      file, r->ccx_line, r->ccx[k], t->source, t->n_ccx,
 					      t->n_ccx == 1 ? "" : "s", t->n_ccx ? t->n_ccx - 1 : 0);
 			if (strv_push(errors, &n, msg) < 0)
 				return -ENOMEM;
@@ -121,16 +122,16 @@ int manager_load_config(const char *path, bool explicit_path, struct config **re
 	int r;
 
 	*errors = NULL;
-	r = config_load(path, &c, errors);
-	if (r == -ENOENT && !explicit_path) {
-		config_errors_free(*errors);
-		*errors = NULL;
-		log_notice("%s does not exist, running with the defaults and no rules", path);
-		c = config_new_default();
-		if (!c)
-			return -ENOMEM;
-	} else if (r < 0)
+	/* The default file may be missing; its drop-ins and presets still
+	 * count. A file named on the command line must be there. */
+	r = config_load_from(&(struct config_sources){ .path = path, .presets = config_presets_for(path),
+						       .path_optional = !explicit_path },
+			     &c, errors);
+	if (r < 0)
 		return r;
+	if (!c->path)
+		log_notice("%s does not exist, running with the defaults and %s", path,
+			   c->n_files ? "the rules of its drop-ins" : "no rules");
 
 	r = topology_load(c->topology, &t, &error);
 	if (r < 0) {

@@ -314,7 +314,7 @@ static void get_topology(void *userdata, struct control_call *call) {
 
 static void get_rules(void *userdata, struct control_call *call) {
 	struct ccxd_status st;
-	json_object *o, *rules;
+	json_object *o, *rules, *files;
 
 	if (!status_of(userdata, call, &st))
 		return;
@@ -327,6 +327,10 @@ static void get_rules(void *userdata, struct control_call *call) {
 		json_object_object_add(x, "name", json_object_new_string(r->name));
 		json_object_object_add(x, "exe", r->exe ? json_object_new_string(r->exe) : NULL);
 		json_object_object_add(x, "cmdline", r->cmdline ? json_object_new_string(r->cmdline) : NULL);
+		json_object_object_add(x, "parent", r->parent ? json_object_new_string(r->parent) : NULL);
+		json_object_object_add(x, "ancestor", r->ancestor ? json_object_new_string(r->ancestor) : NULL);
+		json_object_object_add(x, "unit", r->unit ? json_object_new_string(r->unit) : NULL);
+		json_object_object_add(x, "cgroup", r->cgroup ? json_object_new_string(r->cgroup) : NULL);
 		if (r->ccx_auto)
 			ccx = json_object_new_string("auto");
 		else {
@@ -339,10 +343,15 @@ static void get_rules(void *userdata, struct control_call *call) {
 		json_object_object_add(x, "smt", json_object_new_string(rule_smt_to_string(r->smt)));
 		json_object_object_add(x, "prefer", json_object_new_string(rule_prefer_to_string(r->prefer)));
 		json_object_object_add(x, "force", json_object_new_boolean(r->force));
+		json_object_object_add(x, "file", r->file ? json_object_new_string(r->file) : NULL);
 		json_object_object_add(x, "line", json_object_new_int((int)r->line));
 		json_object_array_add(rules, x);
 	}
 	json_object_object_add(o, "rules", rules);
+	files = json_object_new_array();
+	for (size_t i = 0; i < st.config->n_files; i++)
+		json_object_array_add(files, json_object_new_string(st.config->files[i]));
+	json_object_object_add(o, "files", files);
 	manager_status_release(&st);
 	call->reply = o;
 }

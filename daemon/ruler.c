@@ -81,28 +81,108 @@ static int allowed_cpus(const struct ruler *r, pid_t pid, cpu_set_t *ret) {
 	return 0;
 }
 
-/* Reads comm, and exe and cmdline only when some rule needs them. */
-static const struct rule *match_rule(const struct ruler *r, const struct procfs_stat *st) {
+/* What was read of a process to match it against the rules: its comm, and
+ * only what some rule asked for besides. */
+struct facts {
+	struct rule_identity id;
+	char *exe, *cmdline, *cgroup;
+	struct procfs_stat stats[RULE_ANCESTORS_MAX];     /* the ancestors' */
+	char *exes[RULE_ANCESTORS_MAX];                   /* with RULE_NEED_ANCESTOR_EXE */
+	struct rule_ancestor ancestors[RULE_ANCESTORS_MAX];
+};
+
+/* Only what is read is cleared: the arrays are filled as far as they are read
+ * (a scan decides every process on the machine). */
+static void facts_init(struct facts *f) {
+	f->id = (struct rule_identity){ .comm = NULL };
+	f->exe = f->cmdline = f->cgroup = NULL;
+}
+
+static void facts_done(struct facts *f) {
+	free(f->exe);
+	free(f->cmdline);
+	free(f->cgroup);
+	for (size_t i = 0; i < f->id.n_ancestors; i++)
+		free(f->exes[i]);
+}
+
+/* Kernel threads and other users' processes may refuse: an empty string then
+ * matches no glob but "*". */
+static void read_exe_and_cmdline(const struct ruler *r, pid_t pid, struct facts *f) {
+	if (procfs_read_exe(r->root, pid, &f->exe) < 0)
+		f->exe = NULL;
+	if (procfs_read_cmdline(r->root, pid, CMDLINE_MAX, &f->cmdline) < 0)
+		f->cmdline = NULL;
+	f->id.exe = f->exe ? f->exe : "";
+	f->id.cmdline = f->cmdline ? f->cmdline : "";
+}
+
+/* The parent alone (max 1) or every ancestor, read afresh: walked up once
+ * for one decision, however many rules look at it. */
+static void read_ancestors(const struct ruler *r, const struct procfs_stat *st, size_t max, struct facts *f) {
+	for (size_t i = 0; i < f->id.n_ancestors; i++) {
+		free(f->exes[i]);
+		f->exes[i] = NULL;
+	}
+	f->id.n_ancestors = procfs_read_ancestors(r->root, st, max, f->stats);
+	for (size_t i = 0; i < f->id.n_ancestors; i++) {
+		f->ancestors[i] = (struct rule_ancestor){ .pid = f->stats[i].pid, .comm = f->stats[i].comm };
+		f->exes[i] = NULL;
+	}
+	f->id.ancestors = f->ancestors;
+}
+
+static void read_ancestor_exes(const struct ruler *r, struct facts *f) {
+	for (size_t i = 0; i < f->id.n_ancestors; i++) {
+		if (f->exes[i])
+			continue;
+		if (procfs_read_exe(r->root, f->ancestors[i].pid, &f->exes[i]) < 0)
+			f->exes[i] = NULL;
+		f->ancestors[i].exe = f->exes[i];
+	}
+}
+
+/* Reads what need asks for and f lacks. */
+static void gather(const struct ruler *r, const struct procfs_stat *st, unsigned need, struct facts *f) {
+	unsigned read = f->id.read;
+
+	if ((need & (RULE_NEED_EXE | RULE_NEED_CMDLINE)) && !f->id.exe)
+		read_exe_and_cmdline(r, st->pid, f);
+	if ((need & RULE_NEED_ANCESTORS) && !(read & RULE_NEED_ANCESTORS)) {
+		read_ancestors(r, st, RULE_ANCESTORS_MAX, f);
+		read |= RULE_NEED_ANCESTORS | RULE_NEED_PARENT;
+	} else if ((need & RULE_NEED_PARENT) && !(read & (RULE_NEED_PARENT | RULE_NEED_ANCESTORS))) {
+		read_ancestors(r, st, 1, f);
+		read |= RULE_NEED_PARENT;
+	}
+	/* The exes go with every ancestor read, also those read after them. */
+	if ((need | read) & RULE_NEED_ANCESTOR_EXE) {
+		read_ancestor_exes(r, f);
+		read |= RULE_NEED_ANCESTOR_EXE;
+	}
+	if ((need & RULE_NEED_CGROUP) && !(read & RULE_NEED_CGROUP)) {
+		if (procfs_read_cgroup_path(r->root, st->pid, &f->cgroup) < 0)
+			f->cgroup = NULL;
+		f->id.cgroup = f->cgroup;
+		read |= RULE_NEED_CGROUP;
+	}
+	f->id.read = read;
+}
+
+/* Reads comm, and whatever else some rule needs: a stranger no rule names
+ * costs its stat file alone. Each round reads at least one more kind of fact,
+ * so there are at most as many rounds as kinds. */
+static const struct rule *match_rule(const struct ruler *r, const struct procfs_stat *st, struct facts *f) {
 	const struct config *c = r->config;
-	struct rule_identity id = { .comm = st->comm };
 	const struct rule *rule;
-	char *exe = NULL, *cmdline = NULL;
 	unsigned need = 0;
 
-	rule = rules_match(c->rules, c->n_rules, &id, &need);
-	if (!rule && need) {
-		/* Kernel threads and other users' processes may refuse: an empty
-		 * string then matches no glob but "*". */
-		if (procfs_read_exe(r->root, st->pid, &exe) < 0)
-			exe = NULL;
-		if (procfs_read_cmdline(r->root, st->pid, CMDLINE_MAX, &cmdline) < 0)
-			cmdline = NULL;
-		id.exe = exe ? exe : "";
-		id.cmdline = cmdline ? cmdline : "";
-		rule = rules_match(c->rules, c->n_rules, &id, &need);
+	f->id.comm = st->comm;
+	rule = rules_match(c->rules, c->n_rules, &f->id, &need);
+	for (int round = 0; !rule && need && round < 6; round++) {
+		gather(r, st, need, f);
+		rule = rules_match(c->rules, c->n_rules, &f->id, &need);
 	}
-	free(exe);
-	free(cmdline);
 	return rule;
 }
 
@@ -126,7 +206,8 @@ static int read_subject(const struct ruler *r, const struct procfs_stat *st, con
 
 /* The ruling of rule for st's process, carried out. Returns 1 when it
  * pinned a spread process. */
-static int carry_out(struct ruler *r, const struct procfs_stat *st, struct placement *p, const struct rule *rule) {
+static int carry_out(struct ruler *r, const struct procfs_stat *st, struct placement *p, const struct rule *rule,
+		     const char *matched) {
 	struct ruling_context ctx = {
 		.topology = r->topology,
 		.dry_run = r->config->mode == CONFIG_MODE_DRY_RUN,
@@ -177,7 +258,10 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 	p->owner = PLACEMENT_RULE;
 	p->inherited_from = 0;
 	placement_set_rule(p, rule->name);
-	snprintf(p->reason, sizeof(p->reason), "%s", ruling.reason);
+	if (matched[0])
+		placement_set_reason(p, "%s (%s)", ruling.reason, matched);
+	else
+		snprintf(p->reason, sizeof(p->reason), "%s", ruling.reason);
 	switch (ruling.action) {
 	case RULING_IGNORE:
 		p->state = PLACEMENT_IGNORED;
@@ -215,6 +299,7 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 }
 
 int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
+	struct facts facts;
 	struct procfs_stat st;
 	const struct rule *rule;
 	struct placement *p;
@@ -247,9 +332,16 @@ int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 	case RULING_DECIDE:
 		break;
 	}
-	rule = match_rule(r, &st);
-	if (rule)
-		return carry_out(r, &st, p, rule);
+	facts_init(&facts);
+	rule = match_rule(r, &st, &facts);
+	if (rule) {
+		char matched[128];
+
+		rules_explain(rule, &facts.id, matched, sizeof(matched));
+		facts_done(&facts);
+		return carry_out(r, &st, p, rule, matched);
+	}
+	facts_done(&facts);
 	/* A placement follows the process and its descendants through exec
 	 * until a rule says otherwise. */
 	if (!ruler_owns(p) && (trigger == RULING_SCAN || trigger == RULING_EXEC))

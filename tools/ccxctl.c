@@ -405,9 +405,24 @@ static int cmd_topology(const struct options *o, int argc, char **argv) {
 	return 0;
 }
 
+/* What a rule of GetRules matches on, "comm x265, cmdline *--slow*, parent
+ * make", into buf: its name is a glob on comm unless it has exe. */
+static const char *rule_match(json_object *x, char *buf, size_t size) {
+	static const char *const keys[] = { "exe", "cmdline", "parent", "ancestor", "unit", "cgroup" };
+	size_t len = 0;
+
+	if (!str(x, "exe"))
+		len = (size_t)snprintf(buf, size, "comm %s", str(x, "name") ? str(x, "name") : "");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && len < size; i++)
+		if (str(x, keys[i]))
+			len += (size_t)snprintf(buf + len, size - len, "%s%s %s", len ? ", " : "", keys[i],
+						str(x, keys[i]));
+	return buf;
+}
+
 static int cmd_rules(const struct options *o, int argc, char **argv) {
 	json_object *r = call(o, CCXD_METHOD_GET_RULES, NULL), *rules;
-	struct table t = { .n_columns = 8 };
+	struct table t = { .n_columns = 7 };
 
 	(void)argc;
 	(void)argv;
@@ -424,13 +439,15 @@ static int cmd_rules(const struct options *o, int argc, char **argv) {
 		json_object_put(r);
 		return 0;
 	}
-	table_add(&t, "LINE", "NAME", "EXE", "CMDLINE", "CCX", "POLICY", "SMT", "FORCE");
+	table_add(&t, "FILE:LINE", "NAME", "CCX", "POLICY", "SMT", "FORCE", "MATCHES");
 	for (size_t i = 0; i < json_object_array_length(rules); i++) {
 		json_object *x = json_object_array_get_idx(rules, i);
-		char ccx[256];
-		table_add(&t, str(x, "line"), str(x, "name"), str(x, "exe"), str(x, "cmdline"),
-			  int_list(x, "ccx", ccx, sizeof(ccx)), str(x, "policy"), str(x, "smt"),
-			  strcmp(str(x, "force"), "true") == 0 ? "yes" : "no");
+		char ccx[256], where[4096], match[4096];
+
+		snprintf(where, sizeof(where), "%s:%s", str(x, "file") ? str(x, "file") : "-", str(x, "line"));
+		table_add(&t, where, str(x, "name"), int_list(x, "ccx", ccx, sizeof(ccx)), str(x, "policy"),
+			  str(x, "smt"), strcmp(str(x, "force"), "true") == 0 ? "yes" : "no",
+			  rule_match(x, match, sizeof(match)));
 	}
 	table_print_free(&t);
 	json_object_put(r);

@@ -302,6 +302,30 @@ static int set_cmdline(struct assignment *a) {
 	return parse_glob_key(a, &a->rule->cmdline);
 }
 
+static int set_parent(struct assignment *a) {
+	return parse_glob_key(a, &a->rule->parent);
+}
+
+static int set_ancestor(struct assignment *a) {
+	return parse_glob_key(a, &a->rule->ancestor);
+}
+
+/* A unit's name never holds a '/': such a glob could never match, and is
+ * more likely a cgroup path meant for cgroup =. */
+static int set_unit(struct assignment *a) {
+	if (strchr(a->value, '/'))
+		return invalid(a, "a glob on a unit name such as foo.service or session-*.scope, without '/'");
+	return parse_glob_key(a, &a->rule->unit);
+}
+
+/* Every cgroup path starts at the root, "/": a glob that cannot match one
+ * is refused rather than left to match nothing. */
+static int set_cgroup(struct assignment *a) {
+	if (a->value[0] && a->value[0] != '/' && a->value[0] != '*')
+		return invalid(a, "a glob on a cgroup path, starting with / or *");
+	return parse_glob_key(a, &a->rule->cgroup);
+}
+
 /* Parses a ccx list, "1" or "0, 2", into list[] in the order given. Returns
  * the number of indexes. */
 static int parse_ccx_list(struct assignment *a, unsigned *list) {
@@ -424,6 +448,10 @@ static const struct key daemon_keys[] = {
 static const struct key program_keys[] = {
 	{ "exe", set_exe },
 	{ "cmdline", set_cmdline },
+	{ "parent", set_parent },
+	{ "ancestor", set_ancestor },
+	{ "unit", set_unit },
+	{ "cgroup", set_cgroup },
 	{ "ccx", set_ccx },
 	{ "policy", set_policy },
 	{ "smt", set_smt },

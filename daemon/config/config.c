@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
@@ -64,13 +65,16 @@ enum section {
 };
 
 struct config_error {
+	size_t file;              /* index into config->files: errors go in the order files are read */
 	unsigned line;
 	size_t seq;               /* keeps errors of one line in the order found */
 	char *text;
 };
 
 struct parser {
-	const char *path;
+	const char *main_path;    /* the main file's, which [daemon] belongs in */
+	const char *path;         /* the file being read: config->files[file] */
+	size_t file;
 	struct config *config;
 	size_t rules_alloc;
 
@@ -89,34 +93,71 @@ struct parser {
 	bool oom;
 };
 
-__attribute__((format(printf, 3, 4)))
-static void parser_error(struct parser *p, unsigned line, const char *fmt, ...) {
+/* Keeps text, an error of file index file at line (0: of the whole file). */
+static void add_error(struct parser *p, size_t file, unsigned line, char *text) {
 	struct config_error *e;
-	char *msg, *text;
-	va_list ap;
-	int r;
 
+	if (!text) {
+		p->oom = true;
+		return;
+	}
 	e = util_grow(p->errors, &p->errors_alloc, p->n_errors + 1, sizeof(*e));
 	if (!e) {
+		free(text);
 		p->oom = true;
 		return;
 	}
 	p->errors = e;
-	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	if (r < 0) {
-		p->oom = true;
-		return;
-	}
-	r = asprintf(&text, "%s:%u: %s", p->path, line, msg);
-	free(msg);
-	if (r < 0) {
-		p->oom = true;
-		return;
-	}
-	p->errors[p->n_errors] = (struct config_error) { line, p->n_errors, text };
+	p->errors[p->n_errors] = (struct config_error) { file, line, p->n_errors, text };
 	p->n_errors++;
+}
+
+/* "PATH:LINE: message", of file index file. */
+__attribute__((format(printf, 5, 0)))
+static void file_verror(struct parser *p, size_t file, const char *path, unsigned line, const char *fmt, va_list ap) {
+	char *msg, *text;
+
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		p->oom = true;
+		return;
+	}
+	if (asprintf(&text, "%s:%u: %s", path, line, msg) < 0)
+		text = NULL;
+	free(msg);
+	add_error(p, file, line, text);
+}
+
+__attribute__((format(printf, 5, 6)))
+static void file_error(struct parser *p, size_t file, const char *path, unsigned line, const char *fmt, ...) {
+	va_list ap;
+
+	va_start(ap, fmt);
+	file_verror(p, file, path, line, fmt, ap);
+	va_end(ap);
+}
+
+/* An error at line of the file being read. */
+__attribute__((format(printf, 3, 4)))
+static void parser_error(struct parser *p, unsigned line, const char *fmt, ...) {
+	va_list ap;
+
+	va_start(ap, fmt);
+	file_verror(p, p->file, p->path, line, fmt, ap);
+	va_end(ap);
+}
+
+/* "PATH: strerror", for a file or directory that cannot be read at all. */
+static void errno_error(struct parser *p, size_t file, const char *path, int error) {
+	char *text;
+
+	errno = -error;
+	if (asprintf(&text, "%s: %m", path) < 0)
+		text = NULL;
+	add_error(p, file, 0, text);
+}
+
+static bool in_dropin(const struct parser *p) {
+	return p->path != p->main_path;
 }
 
 /* Sets key in section s, whose header is [SECTION NAME] in messages, or
@@ -176,7 +217,8 @@ static int handle_key(void *user, const char *section, const char *key, const ch
 	}
 	switch (p->section) {
 	case SECTION_NONE:
-		parser_error(p, p->line, "key '%s' outside a section (expected [daemon] or [program:NAME] above it)", key);
+		parser_error(p, p->line, "key '%s' outside a section (expected %s above it)", key,
+			     in_dropin(p) ? "[program:NAME]" : "[daemon] or [program:NAME]");
 		break;
 	case SECTION_DAEMON:
 		apply_key(p, CONFIG_KEYS_DAEMON, "daemon", "", key, value);
@@ -195,6 +237,13 @@ static int handle_key(void *user, const char *section, const char *key, const ch
 static void begin_section(struct parser *p, const char *name) {
 	memset(p->seen, 0, sizeof(p->seen));
 
+	if (strcmp(name, "daemon") == 0 && in_dropin(p)) {
+		/* The settings stay in one file, where a person looks for them. */
+		p->section = SECTION_UNKNOWN;
+		parser_error(p, p->line, "[daemon] belongs in %s: a drop-in holds [program:NAME] sections only",
+			     p->main_path);
+		return;
+	}
 	if (strcmp(name, "daemon") == 0) {
 		p->section = SECTION_DAEMON;
 		if (p->daemon_line)
@@ -224,6 +273,7 @@ static void begin_section(struct parser *p, const char *name) {
 			.policy = RULE_POLICY_PIN,
 			.smt = RULE_SMT_ALLOW,
 			.prefer = RULE_PREFER_ANY,
+			.file = p->path,
 			.line = p->line,
 			.ccx_line = p->line,
 		};
@@ -241,7 +291,8 @@ static void begin_section(struct parser *p, const char *name) {
 	}
 
 	p->section = SECTION_UNKNOWN;
-	parser_error(p, p->line, "unknown section [%s] (expected [daemon] or [program:NAME])", name);
+	parser_error(p, p->line, "unknown section [%s] (expected %s)", name,
+		     in_dropin(p) ? "[program:NAME]" : "[daemon] or [program:NAME]");
 }
 
 static char *skip_blanks(char *s) {
@@ -410,18 +461,28 @@ static int read_file(const char *path, char **ret, size_t *ret_size) {
 static int compare_errors(const void *a, const void *b) {
 	const struct config_error *x = a, *y = b;
 
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
 	if (x->line != y->line)
 		return x->line < y->line ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* By name, then in the order read (the rules' array is in that order). */
 static int compare_rules_by_name(const void *a, const void *b) {
 	const struct rule *x = *(const struct rule *const *)a, *y = *(const struct rule *const *)b;
 	int r = strcmp(x->name, y->name);
 
 	if (r)
 		return r;
-	return x->line < y->line ? -1 : x->line > y->line;
+	return x < y ? -1 : x > y;
+}
+
+static size_t file_index(const struct config *c, const char *path) {
+	for (size_t i = 0; i < c->n_files; i++)
+		if (c->files[i] == path)
+			return i;
+	return 0;
 }
 
 /* Sorted rather than compared pair by pair: a generated config with
@@ -445,9 +506,18 @@ static void check_duplicate_programs(struct parser *p) {
 			first = i;
 			continue;
 		}
-		if (sorted[i]->name[0])
-			parser_error(p, sorted[i]->line, "duplicate section [program:%s] (first at line %u)",
-				     sorted[i]->name, sorted[first]->line);
+		if (!sorted[i]->name[0])
+			continue;
+		/* Rules are known by name (status, the ledger): one name, one
+		 * rule, across every file. */
+		if (sorted[i]->file == sorted[first]->file)
+			file_error(p, file_index(c, sorted[i]->file), sorted[i]->file, sorted[i]->line,
+				   "duplicate section [program:%s] (first at line %u)", sorted[i]->name,
+				   sorted[first]->line);
+		else
+			file_error(p, file_index(c, sorted[i]->file), sorted[i]->file, sorted[i]->line,
+				   "duplicate section [program:%s] (first at %s:%u)", sorted[i]->name,
+				   sorted[first]->file, sorted[first]->line);
 	}
 	free(sorted);
 }
@@ -485,35 +555,182 @@ static char **single_error(const char *path, int error) {
 	return list;
 }
 
-int config_load(const char *path, struct config **ret, char ***errors) {
-	struct parser p = { .path = path };
-	char *buf = NULL, **list = NULL;
+/* Registers path as the next file of the config: the rules read from it
+ * point at the copy. Returns the copy, or NULL when out of memory. */
+static const char *add_file(struct config *c, const char *path) {
+	char **files = realloc(c->files, (c->n_files + 1) * sizeof(*files));
+	char *copy;
+
+	if (!files)
+		return NULL;
+	c->files = files;
+	copy = strdup(path);
+	if (!copy)
+		return NULL;
+	c->files[c->n_files++] = copy;
+	return copy;
+}
+
+/* Parses path into p's config, after what it holds: as the main file, or as
+ * a drop-in. Returns 0 (its errors are collected), or -errno when it cannot
+ * be read at all. */
+static int parse_file(struct parser *p, const char *path, bool main_file) {
+	size_t errors_before = p->n_errors;
+	char *buf = NULL;
+	int r;
+
+	r = read_file(path, &buf, &p->size);
+	if (r < 0)
+		return r;
+	p->path = add_file(p->config, path);
+	if (!p->path) {
+		free(buf);
+		return -ENOMEM;
+	}
+	if (main_file)
+		p->main_path = p->path;
+	p->file = p->config->n_files - 1;
+	p->buf = buf;
+	p->pos = 0;
+	p->line = 0;
+	p->expect_handler = false;
+	p->section = SECTION_NONE;
+	memset(p->seen, 0, sizeof(p->seen));
+
+	r = ini_parse_stream(read_line, p, handle_key, p);
+	if (r < 0)
+		p->oom = true;
+	/* The line inih rejects is one read_line() reported; but should inih
+	 * stop there (INI_STOP_ON_FIRST_ERROR), the file is still no good. */
+	else if (r > 0 && p->n_errors == errors_before)
+		parser_error(p, (unsigned)r, SYNTAX_ERROR);
+	p->buf = NULL;
+	free(buf);
+	return 0;
+}
+
+struct dropin {
+	char *name;               /* NAME.conf */
+	const char *dir;          /* where it is */
+	bool preset;              /* a package's, which a same-named file of the admin's masks */
+};
+
+static bool is_dropin_name(const char *name) {
+	size_t len = strlen(name);
+
+	/* Hidden files are editors' and package managers' leftovers. */
+	return name[0] != '.' && len > 5 && strcmp(name + len - 5, ".conf") == 0;
+}
+
+/* Adds the *.conf entries of dir to *list. A directory that is not there has
+ * none; one that cannot be read is an error. */
+static void list_dropins(struct parser *p, const char *dir, bool preset, struct dropin **list, size_t *n,
+			 size_t *alloc) {
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d) {
+		if (errno != ENOENT)
+			errno_error(p, p->config->n_files, dir, -errno);
+		return;
+	}
+	for (errno = 0; (de = readdir(d)); errno = 0) {
+		struct dropin *l;
+
+		if (!is_dropin_name(de->d_name))
+			continue;
+		l = util_grow(*list, alloc, *n + 1, sizeof(*l));
+		if (!l) {
+			p->oom = true;
+			break;
+		}
+		*list = l;
+		l[*n] = (struct dropin){ strdup(de->d_name), dir, preset };
+		if (!l[*n].name) {
+			p->oom = true;
+			break;
+		}
+		(*n)++;
+	}
+	if (errno && !p->oom)
+		errno_error(p, p->config->n_files, dir, -errno);
+	closedir(d);
+}
+
+/* Byte order (not the locale's), as systemd sorts drop-ins; the admin's
+ * file before the package's of the same name, which it masks. */
+static int compare_dropins(const void *a, const void *b) {
+	const struct dropin *x = a, *y = b;
+	int r = strcmp(x->name, y->name);
+
+	if (r)
+		return r;
+	return (int)x->preset - (int)y->preset;
+}
+
+/* The drop-ins of dir and of presets (NULL: none), in the order of their
+ * names, each name once. */
+static void parse_dropins(struct parser *p, const char *dir, const char *presets) {
+	struct dropin *list = NULL;
+	size_t n = 0, alloc = 0;
+
+	list_dropins(p, dir, false, &list, &n, &alloc);
+	if (presets)
+		list_dropins(p, presets, true, &list, &n, &alloc);
+	if (n > 0)
+		qsort(list, n, sizeof(*list), compare_dropins);
+	for (size_t i = 0; i < n && !p->oom; i++) {
+		char *path;
+		int r;
+
+		if (i > 0 && strcmp(list[i].name, list[i - 1].name) == 0)
+			continue;   /* masked */
+		if (asprintf(&path, "%s/%s", list[i].dir, list[i].name) < 0) {
+			p->oom = true;
+			break;
+		}
+		r = parse_file(p, path, false);
+		if (r == -ENOMEM)
+			p->oom = true;
+		else if (r < 0)
+			errno_error(p, p->config->n_files, path, r);
+		free(path);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(list[i].name);
+	free(list);
+}
+
+const char *config_presets_for(const char *path) {
+	return strcmp(path, CONFIG_DEFAULT_PATH) == 0 ? CONFIG_PRESETS_DIR : NULL;
+}
+
+int config_load_from(const struct config_sources *src, struct config **ret, char ***errors) {
+	struct parser p = { .main_path = src->path };
+	char **list = NULL, *dropins = NULL;
 	int r;
 
 	*ret = NULL;
 	if (errors)
 		*errors = NULL;
 
-	r = read_file(path, &buf, &p.size);
-	if (r < 0) {
-		if (errors && r != -ENOMEM)
-			*errors = single_error(path, r);
-		return r;
-	}
-	p.buf = buf;
 	p.config = config_new_default();
-	if (!p.config || !(p.config->path = strdup(path))) {
-		r = -ENOMEM;
+	if (!p.config)
+		return -ENOMEM;
+	r = parse_file(&p, src->path, true);
+	if (r == -ENOENT && src->path_optional)
+		r = 0;
+	else if (r < 0) {
+		if (r != -ENOMEM)
+			list = single_error(src->path, r);
 		goto out;
-	}
-
-	r = ini_parse_stream(read_line, &p, handle_key, &p);
-	if (r < 0)
+	} else if (!(p.config->path = strdup(src->path)))
 		p.oom = true;
-	/* The line inih rejects is one read_line() reported; but should inih
-	 * stop there (INI_STOP_ON_FIRST_ERROR), the file is still no good. */
-	else if (r > 0 && p.n_errors == 0)
-		parser_error(&p, (unsigned)r, SYNTAX_ERROR);
+
+	if (!src->dropins && asprintf(&dropins, "%s.d", src->path) < 0)
+		p.oom = true;
+	else if (!p.oom)
+		parse_dropins(&p, src->dropins ? src->dropins : dropins, src->presets);
 
 	check_duplicate_programs(&p);
 
@@ -536,8 +753,14 @@ out:
 		config_errors_free(list);
 	config_free(p.config);
 	parser_done(&p);
-	free(buf);
+	free(dropins);
 	return r;
+}
+
+int config_load(const char *path, struct config **ret, char ***errors) {
+	struct config_sources src = { .path = path, .presets = config_presets_for(path) };
+
+	return config_load_from(&src, ret, errors);
 }
 
 struct config *config_new_default(void) {
@@ -573,6 +796,9 @@ void config_free(struct config *c) {
 	for (size_t i = 0; i < c->n_rules; i++)
 		rule_done(&c->rules[i]);
 	free(c->rules);
+	for (size_t i = 0; i < c->n_files; i++)
+		free(c->files[i]);
+	free(c->files);
 	free(c->path);
 	free(c->socket);
 	free(c->topology);

@@ -1,5 +1,8 @@
 /* /etc/ccxd.conf: the [daemon] section and the rules, parsed with inih into a
- * fresh struct. A config is only ever swapped in whole and valid. */
+ * fresh struct, and the rules of its drop-ins: the NAME.conf files of
+ * /etc/ccxd.conf.d and the packages' presets in /usr/share/ccxd/ccxd.conf.d.
+ * A config is
+ * only ever swapped in whole and valid. */
 #pragma once
 
 #include <stdbool.h>
@@ -12,6 +15,8 @@
 #include "sampler.h"
 
 #define CONFIG_DEFAULT_PATH    "/etc/ccxd.conf"
+/* Packaged drop-ins, read with CONFIG_DEFAULT_PATH's own. */
+#define CONFIG_PRESETS_DIR     "/usr/share/ccxd/ccxd.conf.d"
 #define CONFIG_DEFAULT_SOCKET  CCXD_DEFAULT_SOCKET
 #define CONFIG_DEFAULT_RUNTIME "/run/ccxd"
 
@@ -22,7 +27,10 @@ enum config_mode {
 };
 
 struct config {
-	char *path;               /* where it was read from; NULL for built-in defaults */
+	char *path;               /* the main file it was read from; NULL for built-in defaults */
+	char **files;             /* every file read: the main one first, then the drop-ins in
+				   * the order read; the rules' file points here */
+	size_t n_files;
 	char *socket;             /* default CONFIG_DEFAULT_SOCKET */
 	char *topology;           /* default "system" */
 	enum config_mode mode;    /* default enforce */
@@ -49,10 +57,31 @@ struct config {
 /* A config with every default and no rules. Returns NULL only when out of memory. */
 struct config *config_new_default(void);
 
-/* Parses path into a fresh config. Returns 0 and sets *ret; or, when the file
- * has errors, returns -EINVAL and sets *errors to a NULL-terminated, malloc'd
- * array of every error found, each "FILE:LINE: message"; or returns -errno
- * when the file cannot be read, with *errors holding "FILE: strerror". */
+/* Where a config is read from. */
+struct config_sources {
+	const char *path;         /* the main file */
+	const char *dropins;      /* its drop-ins' directory; NULL: path + ".d" */
+	const char *presets;      /* packaged drop-ins, each masked by a same-named file of
+				   * dropins; NULL: none */
+	bool path_optional;       /* a main file that is not there reads as an empty one */
+};
+
+/* Parses the main file and then every NAME.conf of the drop-in directories,
+ * in the byte order of their names, into a fresh config; the rules keep that
+ * order. Drop-ins hold [program:NAME] sections only. Returns 0 and sets
+ * *ret; or, when a file has errors, returns -EINVAL and sets *errors to a
+ * NULL-terminated, malloc'd array of every error found, each
+ * "FILE:LINE: message" ("FILE: strerror" for a drop-in or directory that
+ * cannot be read); or returns -errno when the main file cannot be read, with
+ * *errors holding "FILE: strerror". */
+int config_load_from(const struct config_sources *src, struct config **ret, char ***errors);
+
+/* The presets read with path: CONFIG_PRESETS_DIR for CONFIG_DEFAULT_PATH,
+ * none (NULL) for any other, so that a config given by path (tests, trials)
+ * is read whole from where it names. */
+const char *config_presets_for(const char *path);
+
+/* path, its drop-ins in path.d/, and config_presets_for(path). */
 int config_load(const char *path, struct config **ret, char ***errors);
 
 void config_free(struct config *c);

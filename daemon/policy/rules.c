@@ -1,6 +1,8 @@
 #include "rules.h"
 
 #include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,12 +68,127 @@ static bool glob_matches(const char *pattern, const char *s) {
 	return fnmatch(pattern, s, 0) == 0;
 }
 
+/* parent = and ancestor = name a process by comm, or by exe when the glob
+ * holds a '/': no comm has one worth matching, and every exe does. */
+static bool names_by_exe(const char *pattern) {
+	return strchr(pattern, '/') != NULL;
+}
+
+static bool ancestor_matches(const char *pattern, const struct rule_ancestor *a) {
+	if (names_by_exe(pattern))
+		return glob_matches(pattern, a->exe ? a->exe : "");
+	return comm_matches(pattern, a->comm ? a->comm : "");
+}
+
+/* What matching pattern on the ancestors (what: RULE_NEED_PARENT or
+ * RULE_NEED_ANCESTORS) takes that id has not read. All of them hold the
+ * parent; the exes go with every ancestor read. */
+static unsigned ancestors_lacking(const char *pattern, unsigned what, unsigned read) {
+	unsigned lack = 0;
+
+	if (!(read & what) && !(what == RULE_NEED_PARENT && (read & RULE_NEED_ANCESTORS)))
+		lack |= what;
+	if (names_by_exe(pattern) && !(read & RULE_NEED_ANCESTOR_EXE))
+		lack |= RULE_NEED_ANCESTOR_EXE;
+	return lack;
+}
+
+/* The first ancestor, up to limit of them, that pattern matches; NULL when none. */
+static const struct rule_ancestor *first_ancestor(const char *pattern, const struct rule_identity *id, size_t limit) {
+	for (size_t i = 0; i < id->n_ancestors && i < limit; i++)
+		if (ancestor_matches(pattern, &id->ancestors[i]))
+			return &id->ancestors[i];
+	return NULL;
+}
+
+const char *rules_unit_of(const char *cgroup, size_t *len) {
+	static const char *const suffixes[] = { ".service", ".scope" };
+	const char *end, *start;
+
+	if (!cgroup)
+		return NULL;
+	/* From the innermost component out: a service's own sub-cgroups
+	 * (Delegate=yes) sit below it and belong to it. */
+	for (end = cgroup + strlen(cgroup); end > cgroup; end = start) {
+		size_t n;
+
+		for (start = end; start > cgroup && start[-1] != '/'; start--)
+			;
+		n = (size_t)(end - start);
+		for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
+			size_t sl = strlen(suffixes[k]);
+
+			if (n > sl && memcmp(end - sl, suffixes[k], sl) == 0) {
+				*len = n;
+				return start;
+			}
+		}
+		if (start > cgroup)
+			start--;   /* past the '/' */
+	}
+	return NULL;
+}
+
+/* Unit names are at most 255 bytes (UNIT_NAME_MAX); a longer component is
+ * no unit's. */
+#define UNIT_NAME_MAX 255
+
+/* Copies the unit of id's cgroup into buf. Returns false when it has none. */
+static bool unit_of(const struct rule_identity *id, char buf[UNIT_NAME_MAX + 1]) {
+	size_t len;
+	const char *u = rules_unit_of(id->cgroup, &len);
+
+	if (!u || len > UNIT_NAME_MAX)
+		return false;
+	memcpy(buf, u, len);
+	buf[len] = '\0';
+	return true;
+}
+
+/* Whether rule's keys beyond comm, exe and cmdline match id: 1 yes, 0 no, -1
+ * when that depends on what id lacks, with the RULE_NEED_* bits of it added
+ * to *missing. */
+static int context_matches(const struct rule *r, const struct rule_identity *id, unsigned *missing) {
+	unsigned lack = 0;
+	char unit[UNIT_NAME_MAX + 1];
+
+	if (r->parent) {
+		unsigned need = ancestors_lacking(r->parent, RULE_NEED_PARENT, id->read);
+
+		if (need)
+			lack |= need;
+		else if (!first_ancestor(r->parent, id, 1))
+			return 0;
+	}
+	if (r->ancestor) {
+		unsigned need = ancestors_lacking(r->ancestor, RULE_NEED_ANCESTORS, id->read);
+
+		if (need)
+			lack |= need;
+		else if (!first_ancestor(r->ancestor, id, RULE_ANCESTORS_MAX))
+			return 0;
+	}
+	if (r->unit || r->cgroup) {
+		if (!(id->read & RULE_NEED_CGROUP))
+			lack |= RULE_NEED_CGROUP;
+		/* A process in no cgroup, or in none of systemd's units,
+		 * matches no glob, not even "*". */
+		else if (r->cgroup && (!id->cgroup || !glob_matches(r->cgroup, id->cgroup)))
+			return 0;
+		else if (r->unit && (!unit_of(id, unit) || !glob_matches(r->unit, unit)))
+			return 0;
+	}
+	*missing |= lack;
+	return lack ? -1 : 1;
+}
+
 /* A rule is decided with what id has when one of its known parts fails
  * (the missing parts cannot make it match); only a rule that still could
  * match asks for what it lacks. That keeps the common case (no rule for this
- * comm) from reading /proc/PID/exe and cmdline at all. We stop at the first
- * such rule rather than look further: a later rule must not win over an
- * earlier one that might match once the caller has read more. */
+ * comm) from reading /proc/PID/exe, cmdline, the parents and the cgroup at
+ * all. We stop at the first such rule rather than look further: a later rule
+ * must not win over an earlier one that might match once the caller has read
+ * more. */
 const struct rule *rules_match(const struct rule *rules, size_t n_rules,
 			       const struct rule_identity *id, unsigned *need) {
 	const char *comm = id->comm ? id->comm : "";
@@ -96,6 +213,9 @@ const struct rule *rules_match(const struct rule *rules, size_t n_rules,
 				continue;
 		}
 
+		if (context_matches(r, id, &missing) == 0)
+			continue;
+
 		if (missing) {
 			*need = missing;
 			return NULL;
@@ -105,14 +225,65 @@ const struct rule *rules_match(const struct rule *rules, size_t n_rules,
 	return NULL;
 }
 
+__attribute__((format(printf, 4, 5)))
+static void append(char *buf, size_t size, size_t *len, const char *fmt, ...) {
+	va_list ap;
+	int n;
+
+	if (*len >= size)
+		return;
+	if (*len > 0) {
+		n = snprintf(buf + *len, size - *len, ", ");
+		*len += n > 0 ? (size_t)n : 0;
+		if (*len >= size)
+			return;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, size - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len += (size_t)n;
+}
+
+static void explain_ancestor(char *buf, size_t size, size_t *len, const char *key, const char *pattern,
+			     const struct rule_identity *id, size_t limit) {
+	const struct rule_ancestor *a = first_ancestor(pattern, id, limit);
+
+	if (!a)
+		return;
+	append(buf, size, len, "%s %s[%d]", key,
+	       names_by_exe(pattern) ? (a->exe ? a->exe : "") : (a->comm ? a->comm : ""), (int)a->pid);
+}
+
+void rules_explain(const struct rule *rule, const struct rule_identity *id, char *buf, size_t size) {
+	char unit[UNIT_NAME_MAX + 1];
+	size_t len = 0;
+
+	if (size == 0)
+		return;
+	buf[0] = '\0';
+	if (rule->parent)
+		explain_ancestor(buf, size, &len, "parent", rule->parent, id, 1);
+	if (rule->ancestor)
+		explain_ancestor(buf, size, &len, "ancestor", rule->ancestor, id, RULE_ANCESTORS_MAX);
+	if (rule->unit && unit_of(id, unit))
+		append(buf, size, &len, "unit %s", unit);
+	if (rule->cgroup && id->cgroup)
+		append(buf, size, &len, "cgroup %s", id->cgroup);
+}
+
 void rule_done(struct rule *r) {
 	if (!r)
 		return;
 	free(r->name);
 	free(r->exe);
 	free(r->cmdline);
+	free(r->parent);
+	free(r->ancestor);
+	free(r->unit);
+	free(r->cgroup);
 	free(r->ccx);
-	r->name = r->exe = r->cmdline = NULL;
+	r->name = r->exe = r->cmdline = r->parent = r->ancestor = r->unit = r->cgroup = NULL;
 	r->ccx = NULL;
 	r->n_ccx = 0;
 }

@@ -1,9 +1,12 @@
 /* Per-program rules from [program:NAME] sections, and which rule a process
- * matches. Matching is a pure function of the process's identity. */
+ * matches. Matching is a pure function of what the caller read of the
+ * process: its name, executable and command line, its parent and
+ * ancestors, its cgroup. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 enum rule_policy {
 	RULE_POLICY_PIN,          /* the process on the CPUs of the rule's CCXs */
@@ -29,6 +32,10 @@ struct rule {
 	char *name;               /* NAME of [program:NAME]: a glob on comm unless exe is set */
 	char *exe;                /* glob on the executable path, or NULL */
 	char *cmdline;            /* glob on the command line (arguments joined by spaces), or NULL */
+	char *parent;             /* glob on the parent's comm, or on its exe when it holds a '/'; or NULL */
+	char *ancestor;           /* the same, on any ancestor: the parent, its parent, ... up to pid 1 */
+	char *unit;               /* glob on the systemd unit: rules_unit_of() the cgroup; or NULL */
+	char *cgroup;             /* glob on the cgroup path (rule_identity.cgroup), or NULL */
 	bool ccx_auto;            /* ccx = auto (the default) */
 	unsigned *ccx;            /* ccx = 1 or ccx = 0,2: indexes, in the order given */
 	size_t n_ccx;
@@ -36,28 +43,62 @@ struct rule {
 	enum rule_smt smt;        /* default allow */
 	enum rule_prefer prefer;  /* default any */
 	bool force;               /* default no */
-	unsigned line;            /* line of the section header, for messages */
+	const char *file;         /* the file it comes from (the config owns it); NULL: not known */
+	unsigned line;            /* line of the section header in file, for messages */
 	unsigned ccx_line;        /* line of the ccx key (= line when not given) */
 };
 
+/* One ancestor of a process, as the caller read it. */
+struct rule_ancestor {
+	pid_t pid;
+	const char *comm;
+	const char *exe;          /* NULL when unreadable (a kernel thread, no privilege): matches as "" */
+};
+
+#define RULE_NEED_EXE           (1u << 0)
+#define RULE_NEED_CMDLINE       (1u << 1)
+#define RULE_NEED_PARENT        (1u << 2)  /* ancestors[0], or that there is none */
+#define RULE_NEED_ANCESTORS     (1u << 3)  /* every ancestor, up to pid 1 or RULE_ANCESTORS_MAX */
+#define RULE_NEED_ANCESTOR_EXE  (1u << 4)  /* the ancestors' exe too */
+#define RULE_NEED_CGROUP        (1u << 5)
+
+/* How far up the tree ancestor = looks: a bound on the reads per decision
+ * (real trees are a dozen deep). */
+#define RULE_ANCESTORS_MAX 64
+
 /* What the caller has read about a process. exe and cmdline may be NULL when
- * they have not been read yet: see rules_match(). */
+ * they have not been read yet; what else was read, read says, in RULE_NEED_*
+ * bits: see rules_match(). */
 struct rule_identity {
 	const char *comm;
 	const char *exe;
 	const char *cmdline;
+	unsigned read;            /* RULE_NEED_PARENT, _ANCESTORS, _ANCESTOR_EXE, _CGROUP: read */
+	const struct rule_ancestor *ancestors; /* the parent first, then its parent, ...: one with
+				   * RULE_NEED_PARENT read, all with RULE_NEED_ANCESTORS */
+	size_t n_ancestors;       /* 0: it has none (pid 1, or its parent exited) */
+	const char *cgroup;       /* with RULE_NEED_CGROUP read: the cgroup path, NULL when it has none */
 };
 
-#define RULE_NEED_EXE      (1u << 0)
-#define RULE_NEED_CMDLINE  (1u << 1)
-
-/* Returns the first rule, in file order, that matches id; NULL when none does.
- * When the answer depends on a field that id lacks (NULL exe or cmdline),
- * returns NULL and sets *need to the RULE_NEED_* flags of what to read before
- * asking again; *need is 0 otherwise. This lets the caller skip reading
- * /proc/PID/exe and cmdline for the common case of no rule. */
+/* Returns the first rule, in file order, that matches id: one whose every key
+ * matches. NULL when none does. When the answer depends on a field that id
+ * lacks (NULL exe or cmdline, a RULE_NEED_* bit not in id->read), returns
+ * NULL and sets *need to the RULE_NEED_* flags of what to read before asking
+ * again; *need is 0 otherwise. This lets the caller skip reading
+ * /proc/PID/exe, cmdline, the parents and the cgroup for the common case of
+ * no rule. */
 const struct rule *rules_match(const struct rule *rules, size_t n_rules,
 			       const struct rule_identity *id, unsigned *need);
+
+/* The systemd unit of a cgroup path: its last component that ends in
+ * ".service" or ".scope" (a slice holds no process of its own), as a
+ * pointer into cgroup and its length in *len. NULL when there is none. */
+const char *rules_unit_of(const char *cgroup, size_t *len);
+
+/* What rule, which id matched, matched on beyond the process's own name and
+ * command line, for a person: "parent launcher[412], unit foo.service".
+ * "" for a rule that has no parent, ancestor, unit or cgroup key. */
+void rules_explain(const struct rule *rule, const struct rule_identity *id, char *buf, size_t size);
 
 const char *rule_policy_to_string(enum rule_policy p);
 const char *rule_smt_to_string(enum rule_smt s);

@@ -1,6 +1,8 @@
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "config-parse.h"
@@ -568,7 +570,7 @@ static void rejects_bad_automatic_policy_values(void) {
 
 static void rejects_unknown_program_key(void) {
 	check_errors("[program:x265]\npolicy = pin\nccxs = 1\n",
-		     "3: unknown key 'ccxs' in [program:x265] (expected exe, cmdline, ccx, policy, smt, prefer, force)",
+		     "3: unknown key 'ccxs' in [program:x265] (expected exe, cmdline, parent, ancestor, unit, cgroup, ccx, policy, smt, prefer, force)",
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
@@ -712,6 +714,329 @@ static void rejects_empty_globs(void) {
 	check_errors("[program:a]\nexe =\ncmdline =   \n",
 		     "2: empty value for exe (expected a glob)",
 		     "3: empty value for cmdline (expected a glob)", NULL);
+}
+
+/* ---- what a rule matches on beyond the program ---- */
+
+static void parses_parent_ancestor_unit_and_cgroup(void) {
+	struct config *c = load_ok("[program:worker]\n"
+				   "parent = launch*\n"
+				   "ancestor = */sshd\n"
+				   "unit = nginx.service\n"
+				   "cgroup = */kubepods*/pod*/*\n"
+				   "[program:plain]\n");
+
+	if (!c)
+		return;
+	CHECK_INT(c->n_rules, 2);
+	CHECK_STR(c->rules[0].parent, "launch*");
+	CHECK_STR(c->rules[0].ancestor, "*/sshd");
+	CHECK_STR(c->rules[0].unit, "nginx.service");
+	CHECK_STR(c->rules[0].cgroup, "*/kubepods*/pod*/*");
+	CHECK(c->rules[1].parent == NULL && c->rules[1].ancestor == NULL);
+	CHECK(c->rules[1].unit == NULL && c->rules[1].cgroup == NULL);
+	config_free(c);
+}
+
+static void rejects_globs_that_can_never_match(void) {
+	check_errors("[program:a]\n"
+		     "parent =\n"
+		     "ancestor =  \n"
+		     "unit = system.slice/nginx.service\n"
+		     "cgroup = kubepods/*\n"
+		     "[program:b]\n"
+		     "unit =\n"
+		     "cgroup =\n",
+		     "2: empty value for parent (expected a glob)",
+		     "3: empty value for ancestor (expected a glob)",
+		     "4: invalid value 'system.slice/nginx.service' for unit (expected a glob on a unit name such as "
+		     "foo.service or session-*.scope, without '/')",
+		     "5: invalid value 'kubepods/*' for cgroup (expected a glob on a cgroup path, starting with / or *)",
+		     "7: empty value for unit (expected a glob)",
+		     "8: empty value for cgroup (expected a glob)", NULL);
+}
+
+/* ---- drop-ins ---- */
+
+/* A directory of its own for a main file, its drop-ins and presets. */
+struct tree {
+	char dir[64];
+	char main[128], dropins[128], presets[128];
+};
+
+static void tree_new(struct tree *t) {
+	snprintf(t->dir, sizeof(t->dir), "/tmp/ccxd-test-dropins-XXXXXX");
+	if (!mkdtemp(t->dir))
+		abort();
+	snprintf(t->main, sizeof(t->main), "%s/ccxd.conf", t->dir);
+	snprintf(t->dropins, sizeof(t->dropins), "%s/ccxd.conf.d", t->dir);
+	snprintf(t->presets, sizeof(t->presets), "%s/presets", t->dir);
+	mkdir(t->dropins, 0755);
+	mkdir(t->presets, 0755);
+}
+
+/* Writes text to dir/name ("" for the main file itself). */
+static void put(const char *dir, const char *name, const char *text) {
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s%s", dir, name[0] ? "/" : "", name);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+		abort();
+}
+
+static void tree_free(struct tree *t) {
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* Loads t (its presets too when with_presets): 0 and a config, or the errors. */
+static int load_tree(const struct tree *t, bool with_presets, struct config **c, char ***errors) {
+	struct config_sources src = { .path = t->main, .presets = with_presets ? t->presets : NULL };
+
+	return config_load_from(&src, c, errors);
+}
+
+static struct config *load_tree_ok(const struct tree *t, bool with_presets) {
+	struct config *c = NULL;
+	char **errors = NULL;
+
+	CHECK_INT(load_tree(t, with_presets, &c, &errors), 0);
+	for (char **e = errors; e && *e; e++)
+		printf("# unexpected error: %s\n", *e);
+	config_errors_free(errors);
+	return c;
+}
+
+/* The rules' names, file names (without the tree's directory) and lines. */
+static const char *rules_of(const struct tree *t, const struct config *c) {
+	static char buf[1024];
+	size_t len = 0, skip = strlen(t->dir) + 1;
+
+	buf[0] = '\0';
+	for (size_t i = 0; c && i < c->n_rules && len < sizeof(buf); i++) {
+		const char *file = c->rules[i].file && strlen(c->rules[i].file) > skip ? c->rules[i].file + skip : "?";
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s@%s:%u", i ? " " : "", c->rules[i].name, file,
+					c->rules[i].line);
+	}
+	return buf;
+}
+
+/* The errors of loading t, each with the tree's directory cut out. */
+static void check_tree_errors(const struct tree *t, bool with_presets, ...) {
+	struct config *c = (struct config *)1;
+	char **errors = NULL;
+	size_t n = 0, skip = strlen(t->dir) + 1;
+	va_list ap;
+
+	CHECK_INT(load_tree(t, with_presets, &c, &errors), -EINVAL);
+	CHECK(c == NULL);
+	va_start(ap, with_presets);
+	for (const char *want; (want = va_arg(ap, const char *)); n++) {
+		const char *got = errors && errors[n] && strlen(errors[n]) > skip ? errors[n] + skip : NULL;
+
+		CHECK_STR(got, want);
+		if (!errors || !errors[n])
+			break;
+	}
+	va_end(ap);
+	if (errors && errors[n]) {
+		test_failed = 1;
+		for (; errors[n]; n++)
+			printf("# unexpected error: %s\n", errors[n]);
+	}
+	config_errors_free(errors);
+}
+
+static void reads_dropins_after_the_file_in_the_order_of_their_names(void) {
+	struct tree t;
+	struct config *c;
+
+	tree_new(&t);
+	put(t.main, "", "[daemon]\nmode = dry-run\n\n[program:a]\nccx = 0\n");
+	put(t.dropins, "20-c.conf", "; third\n[program:c]\n");
+	put(t.dropins, "10-b.conf", "[program:b]\nparent = make\n");
+	put(t.dropins, "9-z.conf", "[program:z]\n");          /* bytes: '9' sorts after '2' */
+	put(t.dropins, "README", "[not a drop-in]\n");
+	put(t.dropins, "old.conf.dpkg-old", "[program:old]\n");
+	put(t.dropins, ".hidden.conf", "[program:hidden]\n");
+	c = load_tree_ok(&t, false);
+	CHECK_STR(rules_of(&t, c), "a@ccxd.conf:4 b@ccxd.conf.d/10-b.conf:1 c@ccxd.conf.d/20-c.conf:2 "
+				   "z@ccxd.conf.d/9-z.conf:1");
+	if (c) {
+		CHECK_INT(c->mode, CONFIG_MODE_DRY_RUN);
+		CHECK_STR(c->path, t.main);
+		CHECK_INT(c->n_files, 4);
+		CHECK_STR(c->rules[1].parent, "make");
+	}
+	config_free(c);
+	tree_free(&t);
+}
+
+static void config_load_reads_file_dot_d(void) {
+	struct tree t;
+	struct config *c = NULL;
+	char **errors = NULL;
+
+	tree_new(&t);
+	put(t.main, "", "[program:a]\n");
+	put(t.dropins, "b.conf", "[program:b]\n");
+	CHECK_INT(config_load(t.main, &c, &errors), 0);
+	CHECK_STR(rules_of(&t, c), "a@ccxd.conf:1 b@ccxd.conf.d/b.conf:1");
+	config_free(c);
+	config_errors_free(errors);
+	tree_free(&t);
+}
+
+static void presets_are_read_unless_a_dropin_of_that_name_masks_them(void) {
+	struct tree t;
+	struct config *c;
+	char path[256];
+
+	tree_new(&t);
+	put(t.main, "", "[program:a]\n");
+	put(t.presets, "10-vendor.conf", "[program:vendor]\n");
+	put(t.presets, "30-pkg.conf", "\n[program:pkg]\n");
+	put(t.presets, "40-gone.conf", "[program:gone]\n");
+	put(t.dropins, "10-vendor.conf", "[program:mine]\n");
+	put(t.dropins, "20-local.conf", "[program:local]\n");
+	/* The admin's way to turn a preset off: a link to /dev/null. */
+	snprintf(path, sizeof(path), "%s/40-gone.conf", t.dropins);
+	CHECK_INT(symlink("/dev/null", path), 0);
+	c = load_tree_ok(&t, true);
+	CHECK_STR(rules_of(&t, c), "a@ccxd.conf:1 mine@ccxd.conf.d/10-vendor.conf:1 local@ccxd.conf.d/20-local.conf:1 "
+				   "pkg@presets/30-pkg.conf:2");
+	config_free(c);
+
+	/* Presets only where asked for. */
+	c = load_tree_ok(&t, false);
+	CHECK_STR(rules_of(&t, c), "a@ccxd.conf:1 mine@ccxd.conf.d/10-vendor.conf:1 local@ccxd.conf.d/20-local.conf:1");
+	config_free(c);
+	tree_free(&t);
+}
+
+static void presets_go_with_the_default_file_alone(void) {
+	CHECK_STR(config_presets_for(CONFIG_DEFAULT_PATH), CONFIG_PRESETS_DIR);
+	CHECK_STR(CONFIG_PRESETS_DIR, "/usr/share/ccxd/ccxd.conf.d");
+	CHECK(config_presets_for("/tmp/ccxd.conf") == NULL);
+	CHECK(config_presets_for("/etc/ccxd.conf.d/x.conf") == NULL);
+}
+
+static void without_dropins_the_file_alone_counts(void) {
+	struct tree t;
+	struct config *c;
+
+	tree_new(&t);
+	put(t.main, "", "[program:a]\n");
+	CHECK_INT(rmdir(t.dropins), 0);
+	c = load_tree_ok(&t, true);
+	CHECK_STR(rules_of(&t, c), "a@ccxd.conf:1");
+	if (c)
+		CHECK_INT(c->n_files, 1);
+	config_free(c);
+	tree_free(&t);
+}
+
+static void a_missing_file_may_leave_its_dropins(void) {
+	struct tree t;
+	struct config *c = NULL;
+	char **errors = NULL;
+	struct config_sources src;
+
+	tree_new(&t);
+	put(t.dropins, "b.conf", "[program:b]\n");
+	src = (struct config_sources){ .path = t.main, .path_optional = true };
+	CHECK_INT(config_load_from(&src, &c, &errors), 0);
+	CHECK_STR(rules_of(&t, c), "b@ccxd.conf.d/b.conf:1");
+	if (c)
+		CHECK(c->path == NULL);
+	config_free(c);
+	c = NULL;
+
+	/* Named, the file must be there. */
+	src.path_optional = false;
+	CHECK_INT(config_load_from(&src, &c, &errors), -ENOENT);
+	CHECK(c == NULL);
+	if (errors) {
+		CHECK(strstr(errors[0], "/ccxd.conf: No such file or directory") != NULL);
+		CHECK(errors[1] == NULL);
+	}
+	config_errors_free(errors);
+	tree_free(&t);
+}
+
+static void each_error_names_its_own_file(void) {
+	struct tree t;
+
+	tree_new(&t);
+	put(t.main, "", "[program:a]\n\npolicy = pinned\n");
+	put(t.dropins, "20-y.conf", "[program:y]\nccx = x\n");
+	put(t.dropins, "10-x.conf", "[program:x]\n\n\nsmt = never\n");
+	put(t.presets, "30-z.conf", "garbage\n");
+	check_tree_errors(&t, true,
+			  "ccxd.conf:3: invalid value 'pinned' for policy (expected pin, compact, spread, pair, auto or ignore)",
+			  "ccxd.conf.d/10-x.conf:4: invalid value 'never' for smt (expected allow or avoid)",
+			  "ccxd.conf.d/20-y.conf:2: invalid value 'x' for ccx (expected auto or a comma-separated list of "
+			  "CCX indexes such as 1 or 0,2)",
+			  "presets/30-z.conf:1: syntax error (expected 'key = value', '[section]' or a comment)", NULL);
+	tree_free(&t);
+}
+
+static void dropins_hold_program_sections_only(void) {
+	struct tree t;
+	char want[512];
+
+	tree_new(&t);
+	put(t.main, "", "[daemon]\nmode = off\n");
+	put(t.dropins, "a.conf", "mode = enforce\n[daemon]\nmode = enforce\n[program:a]\n[whatever]\n");
+	snprintf(want, sizeof(want), "ccxd.conf.d/a.conf:2: [daemon] belongs in %s: a drop-in holds [program:NAME] "
+		 "sections only", t.main);
+	check_tree_errors(&t, false,
+			  "ccxd.conf.d/a.conf:1: key 'mode' outside a section (expected [program:NAME] above it)",
+			  want,
+			  "ccxd.conf.d/a.conf:5: unknown section [whatever] (expected [program:NAME])", NULL);
+	tree_free(&t);
+}
+
+static void a_program_is_named_once_across_files(void) {
+	struct tree t;
+	char want[512];
+
+	tree_new(&t);
+	put(t.main, "", "\n[program:a]\n");
+	put(t.dropins, "10.conf", "[program:b]\n[program:a]\n");
+	put(t.dropins, "20.conf", "[program:b]\n");
+	snprintf(want, sizeof(want), "ccxd.conf.d/10.conf:2: duplicate section [program:a] (first at %s:2)", t.main);
+	char want2[512];
+	snprintf(want2, sizeof(want2), "ccxd.conf.d/20.conf:1: duplicate section [program:b] (first at %s/10.conf:1)",
+		 t.dropins);
+	check_tree_errors(&t, false, want, want2, NULL);
+	tree_free(&t);
+}
+
+static void unreadable_dropins_are_errors(void) {
+	struct tree t;
+	char path[256];
+
+	tree_new(&t);
+	put(t.main, "", "[program:a]\n");
+	put(t.dropins, "10-ok.conf", "[program:ok]\n");
+	snprintf(path, sizeof(path), "%s/20-dir.conf", t.dropins);
+	CHECK_INT(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/30-dangling.conf", t.dropins);
+	CHECK_INT(symlink("/nonexistent/ccxd-test", path), 0);
+	check_tree_errors(&t, false, "ccxd.conf.d/20-dir.conf: Is a directory",
+			  "ccxd.conf.d/30-dangling.conf: No such file or directory", NULL);
+
+	/* A drop-in directory that is a file. */
+	snprintf(path, sizeof(path), "rm -rf '%s'", t.dropins);
+	CHECK_INT(system(path), 0);
+	put(t.dropins, "", "[program:x]\n");
+	check_tree_errors(&t, false, "ccxd.conf.d: Not a directory", NULL);
+	tree_free(&t);
 }
 
 static void reports_all_errors_in_line_order(void) {
@@ -973,6 +1298,18 @@ TEST_MAIN(
 	T(checks_interval_range),
 	T(rejects_bad_ccx_lists),
 	T(rejects_empty_globs),
+	T(parses_parent_ancestor_unit_and_cgroup),
+	T(rejects_globs_that_can_never_match),
+	T(reads_dropins_after_the_file_in_the_order_of_their_names),
+	T(config_load_reads_file_dot_d),
+	T(presets_are_read_unless_a_dropin_of_that_name_masks_them),
+	T(presets_go_with_the_default_file_alone),
+	T(without_dropins_the_file_alone_counts),
+	T(a_missing_file_may_leave_its_dropins),
+	T(each_error_names_its_own_file),
+	T(dropins_hold_program_sections_only),
+	T(a_program_is_named_once_across_files),
+	T(unreadable_dropins_are_errors),
 	T(reports_all_errors_in_line_order),
 	T(handles_ten_thousand_sections),
 	T(reports_unreadable_file),

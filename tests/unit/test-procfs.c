@@ -16,6 +16,9 @@
 #include "procfs.h"
 #include "test.h"
 
+/* How far up the tree the walks of these tests look. */
+#define ANCESTORS_MAX 8
+
 static void io_needs_all_four_counters(void) {
 	struct procfs_io io;
 
@@ -117,6 +120,125 @@ static void cpusets_of_cgroup_v1_and_v2(void) {
 	CHECK_STR(cpuset_of(root), "-2");
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
 	CHECK_INT(system(rm), 0);
+}
+
+/* The cgroup that names a process's unit: v2's, or systemd's own v1
+ * hierarchy's on legacy systems, and where v2's says only "/" (containers
+ * on hybrid hosts). */
+static const char *cgroup_path_of(const char *text) {
+	static char buf[512];
+	const char *path;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	return procfs_parse_cgroup_path(buf, &path) == 0 ? path : NULL;
+}
+
+static void cgroup_path_of_v2_v1_and_hybrid(void) {
+	/* Unified. */
+	CHECK_STR(cgroup_path_of("0::/system.slice/nginx.service\n"), "/system.slice/nginx.service");
+	/* Legacy: v1 alone. */
+	CHECK_STR(cgroup_path_of("12:cpuset:/\n3:cpu,cpuacct:/system.slice/a.service\n"
+				 "1:name=systemd:/system.slice/a.service\n"), "/system.slice/a.service");
+	/* Hybrid: systemd mirrors its tree into the unified one. */
+	CHECK_STR(cgroup_path_of("1:name=systemd:/user.slice/user-0.slice/session-1.scope\n"
+				 "0::/user.slice/user-0.slice/session-1.scope\n"), "/user.slice/user-0.slice/session-1.scope");
+	/* A container on a hybrid host: the unified line shows its root. */
+	CHECK_STR(cgroup_path_of("9:name=systemd:/ccxd-test\n4:memory:/x\n0::/\n"), "/ccxd-test");
+	/* A unified host with a name=systemd hierarchy mounted for old
+	 * containers: the unified path is the process's. */
+	CHECK_STR(cgroup_path_of("1:name=systemd:/\n0::/kubepods/burstable/pod1/c0ffee\n"),
+		  "/kubepods/burstable/pod1/c0ffee");
+	CHECK_STR(cgroup_path_of("0::/\n"), "/");
+	/* Shown as it is, ".." of a cgroup namespace included: it is matched,
+	 * never opened. */
+	CHECK_STR(cgroup_path_of("0::/../../outside\n"), "/../../outside");
+	CHECK(cgroup_path_of("4:memory:/x\n3:cpuset:/y\n") == NULL);
+	CHECK(cgroup_path_of("garbage\n\n::\n") == NULL);
+	CHECK(cgroup_path_of("") == NULL);
+	/* Controllers named like systemd's hierarchy are not it. */
+	CHECK(cgroup_path_of("2:name=systemd2:/a\n5:name=elogind:/b\n") == NULL);
+}
+
+static void cgroup_path_read_from_a_fixture_tree(void) {
+	char root[] = "/tmp/ccxd-test-cgpath-XXXXXX", rm[64 + sizeof(root)];
+	char *path = NULL;
+
+	CHECK(mkdtemp(root) != NULL);
+	fixture(root, "/proc/42/cgroup", "9:name=systemd:/system.slice/ccxd.service\n0::/\n");
+	CHECK_INT(procfs_read_cgroup_path(root, 42, &path), 0);
+	CHECK_STR(path, "/system.slice/ccxd.service");
+	free(path);
+	fixture(root, "/proc/43/cgroup", "4:memory:/x\n");
+	CHECK_INT(procfs_read_cgroup_path(root, 43, &path), -ENOENT);
+	CHECK_INT(procfs_read_cgroup_path(root, 44, &path), -ESRCH);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+	CHECK_INT(system(rm), 0);
+}
+
+/* /proc/PID/stat of a fixture process: its comm, parent and start time. */
+static void fixture_stat(const char *root, pid_t pid, const char *comm, pid_t ppid, unsigned start) {
+	char path[64], text[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(text, sizeof(text), "%d (%s) S %d %d %d 0 -1 4194560 0 0 0 0 7 3 0 0 20 0 1 0 %u 0 0\n", (int)pid,
+		 comm, (int)ppid, (int)pid, (int)pid, start);
+	fixture(root, path, text);
+}
+
+static size_t ancestors_of(const char *root, pid_t pid, size_t max, struct procfs_stat *ret) {
+	struct procfs_stat st;
+
+	CHECK_INT(procfs_read_stat(root, pid, &st), 0);
+	return procfs_read_ancestors(root, &st, max, ret);
+}
+
+static void ancestors_up_to_init(void) {
+	char root[] = "/tmp/ccxd-test-tree-XXXXXX", rm[64 + sizeof(root)];
+	struct procfs_stat a[ANCESTORS_MAX];
+
+	CHECK(mkdtemp(root) != NULL);
+	fixture_stat(root, 1, "systemd", 0, 1);
+	fixture_stat(root, 30, "bash", 1, 300);
+	fixture_stat(root, 40, "launcher", 30, 400);
+	fixture_stat(root, 50, "target", 40, 500);
+	CHECK_INT(ancestors_of(root, 50, ANCESTORS_MAX, a), 3);
+	CHECK_INT(a[0].pid, 40);
+	CHECK_STR(a[0].comm, "launcher");
+	CHECK_INT(a[1].pid, 30);
+	CHECK_INT(a[2].pid, 1);
+	CHECK_STR(a[2].comm, "systemd");
+	/* The parent alone. */
+	CHECK_INT(ancestors_of(root, 50, 1, a), 1);
+	CHECK_INT(a[0].pid, 40);
+	/* pid 1 has none. */
+	CHECK_INT(ancestors_of(root, 1, ANCESTORS_MAX, a), 0);
+
+	/* A parent that exited meanwhile ends the walk. */
+	fixture_stat(root, 60, "orphan", 59, 600);
+	CHECK_INT(ancestors_of(root, 60, ANCESTORS_MAX, a), 0);
+	/* So does a pid reused by a process younger than its "child". */
+	fixture_stat(root, 30, "stranger", 1, 450);
+	CHECK_INT(ancestors_of(root, 50, ANCESTORS_MAX, a), 1);
+	/* A stat that does not parse, too. */
+	fixture(root, "/proc/30/stat", "garbage\n");
+	CHECK_INT(ancestors_of(root, 50, ANCESTORS_MAX, a), 1);
+
+	/* A loop no real tree has is bounded all the same. */
+	fixture_stat(root, 70, "ping", 71, 700);
+	fixture_stat(root, 71, "pong", 70, 700);
+	CHECK_INT(ancestors_of(root, 70, ANCESTORS_MAX, a), ANCESTORS_MAX);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+	CHECK_INT(system(rm), 0);
+}
+
+/* This very process's: the test runner's tree, read from the real /proc. */
+static void ancestors_of_this_process(void) {
+	struct procfs_stat a[ANCESTORS_MAX];
+	size_t n = ancestors_of("", getpid(), ANCESTORS_MAX, a);
+
+	CHECK(n >= 1);
+	if (n >= 1)
+		CHECK_INT(a[0].pid, getppid());
 }
 
 static void cgroup_paths_that_climb_out_are_refused(void) {
@@ -494,4 +616,5 @@ TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(c
 	  T(cgroup_v2_alone), T(cpusets_of_cgroup_v1_and_v2), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
 	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time), T(switches_from_status),
 	  T(a_threads_own_cpu_time), T(kept_fds_read_afresh_until_the_process_is_gone), T(another_users_fds_are_refused),
-	  T(walks_down_where_asked), T(lists_a_range_of_pids))
+	  T(walks_down_where_asked), T(lists_a_range_of_pids), T(cgroup_path_of_v2_v1_and_hybrid),
+	  T(cgroup_path_read_from_a_fixture_tree), T(ancestors_up_to_init), T(ancestors_of_this_process))

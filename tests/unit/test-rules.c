@@ -247,14 +247,260 @@ static void loaded_rules_match_in_file_order(void) {
 	config_free(c);
 }
 
+/* ---- parent, ancestor, unit, cgroup ---- */
+
+/* A launcher (dash, as "launcher") started by a login shell under init. */
+static const struct rule_ancestor family[] = {
+	{ .pid = 40, .comm = "launcher", .exe = "/usr/bin/dash" },
+	{ .pid = 30, .comm = "bash", .exe = "/usr/bin/bash" },
+	{ .pid = 1, .comm = "systemd", .exe = "/usr/lib/systemd/systemd" },
+};
+
+#define EVERYTHING (RULE_NEED_PARENT | RULE_NEED_ANCESTORS | RULE_NEED_ANCESTOR_EXE | RULE_NEED_CGROUP)
+
+/* The rule that a process named comm matches, with every fact read. */
+static const struct rule *match_in(const struct rule *rules, size_t n, const char *comm, const char *cgroup) {
+	struct rule_identity id = {
+		.comm = comm, .exe = "", .cmdline = "", .read = EVERYTHING,
+		.ancestors = family, .n_ancestors = N(family), .cgroup = cgroup,
+	};
+	unsigned need = 99;
+	const struct rule *r = rules_match(rules, n, &id, &need);
+
+	CHECK_INT(need, 0);
+	return r;
+}
+
+static void parent_matches_the_parents_comm_or_exe(void) {
+	struct rule by_comm[] = { { .name = "worker", .parent = "launch*" } };
+	struct rule by_exe[] = { { .name = "worker", .parent = "*/bin/dash" } };
+	struct rule by_other[] = { { .name = "worker", .parent = "dash" } };
+
+	CHECK(match_in(by_comm, 1, "worker", NULL) == &by_comm[0]);
+	CHECK(match_in(by_comm, 1, "other", NULL) == NULL);
+	/* A '/' makes it a glob on the exe. */
+	CHECK(match_in(by_exe, 1, "worker", NULL) == &by_exe[0]);
+	/* Without one it is a glob on comm, which is "launcher" here. */
+	CHECK(match_in(by_other, 1, "worker", NULL) == NULL);
+}
+
+static void parent_is_the_direct_parent_alone(void) {
+	struct rule rules[] = { { .name = "worker", .parent = "bash" } };
+
+	CHECK(match_in(rules, 1, "worker", NULL) == NULL);
+}
+
+static void ancestor_matches_at_any_height(void) {
+	struct rule grand[] = { { .name = "worker", .ancestor = "bash" } };
+	struct rule init[] = { { .name = "worker", .ancestor = "*/systemd" } };
+	struct rule parent[] = { { .name = "worker", .ancestor = "launcher" } };
+	struct rule none[] = { { .name = "worker", .ancestor = "sshd" } };
+
+	CHECK(match_in(grand, 1, "worker", NULL) == &grand[0]);
+	CHECK(match_in(init, 1, "worker", NULL) == &init[0]);
+	CHECK(match_in(parent, 1, "worker", NULL) == &parent[0]);
+	CHECK(match_in(none, 1, "worker", NULL) == NULL);
+}
+
+static void ancestors_beyond_the_bound_are_not_looked_at(void) {
+	struct rule_ancestor chain[RULE_ANCESTORS_MAX + 2];
+	struct rule rules[] = { { .name = "w", .ancestor = "top" } };
+	struct rule_identity id = { .comm = "w", .read = EVERYTHING, .ancestors = chain, .n_ancestors = N(chain) };
+	unsigned need;
+
+	for (size_t i = 0; i < N(chain); i++)
+		chain[i] = (struct rule_ancestor){ .pid = (pid_t)(1000 - i), .comm = "sh" };
+	chain[RULE_ANCESTORS_MAX - 1].comm = "top";
+	CHECK(rules_match(rules, 1, &id, &need) == &rules[0]);
+	chain[RULE_ANCESTORS_MAX - 1].comm = "sh";
+	chain[RULE_ANCESTORS_MAX].comm = "top";
+	CHECK(rules_match(rules, 1, &id, &need) == NULL);
+}
+
+static void no_parent_matches_no_parent_glob(void) {
+	struct rule rules[] = { { .name = "init", .parent = "*" }, { .name = "init", .ancestor = "*" } };
+	struct rule_identity id = { .comm = "init", .read = RULE_NEED_ANCESTORS, .n_ancestors = 0 };
+	unsigned need = 99;
+
+	CHECK(rules_match(rules, N(rules), &id, &need) == NULL);
+	CHECK_INT(need, 0);
+}
+
+static void an_unreadable_exe_matches_as_empty(void) {
+	struct rule_ancestor parent[] = { { .pid = 2, .comm = "kthreadd", .exe = NULL } };
+	struct rule rules[] = { { .name = "w", .parent = "/*" }, { .name = "w", .parent = "*" } };
+	struct rule_identity id = { .comm = "w", .read = EVERYTHING, .ancestors = parent, .n_ancestors = 1 };
+	unsigned need;
+
+	CHECK(rules_match(rules, N(rules), &id, &need) == &rules[1]);
+}
+
+static void asks_for_the_parents_only_when_the_rest_fits(void) {
+	struct rule rules[] = {
+		{ .name = "worker", .parent = "launcher" },
+		{ .name = "server", .ancestor = "*/sshd" },
+	};
+	struct rule_identity id = { .comm = "bash" };
+	unsigned need = 99;
+
+	/* No rule for this comm: nothing more to read. */
+	CHECK(rules_match(rules, N(rules), &id, &need) == NULL);
+	CHECK_INT(need, 0);
+
+	id.comm = "worker";
+	CHECK(rules_match(rules, N(rules), &id, &need) == NULL);
+	CHECK_INT(need, RULE_NEED_PARENT);
+	id.read = RULE_NEED_PARENT;
+	id.ancestors = family;
+	id.n_ancestors = 1;
+	CHECK(rules_match(rules, N(rules), &id, &need) == &rules[0]);
+	CHECK_INT(need, 0);
+
+	/* By exe, up the whole tree. */
+	id = (struct rule_identity){ .comm = "server" };
+	CHECK(rules_match(rules, N(rules), &id, &need) == NULL);
+	CHECK_INT(need, RULE_NEED_ANCESTORS | RULE_NEED_ANCESTOR_EXE);
+	/* The parent alone is not enough for ancestor =. */
+	id.read = RULE_NEED_PARENT | RULE_NEED_ANCESTOR_EXE;
+	id.ancestors = family;
+	id.n_ancestors = 1;
+	CHECK(rules_match(rules, N(rules), &id, &need) == NULL);
+	CHECK_INT(need, RULE_NEED_ANCESTORS);
+	id.read |= RULE_NEED_ANCESTORS;
+	id.n_ancestors = N(family);
+	CHECK(rules_match(rules, N(rules), &id, &need) == NULL);
+	CHECK_INT(need, 0);
+}
+
+static void the_whole_tree_holds_the_parent(void) {
+	struct rule rules[] = { { .name = "worker", .parent = "launcher" } };
+	struct rule_identity id = { .comm = "worker", .read = RULE_NEED_ANCESTORS, .ancestors = family, .n_ancestors = 3 };
+	unsigned need = 99;
+
+	CHECK(rules_match(rules, N(rules), &id, &need) == &rules[0]);
+	CHECK_INT(need, 0);
+}
+
+static const char *unit(const char *cgroup) {
+	static char buf[256];
+	size_t len;
+	const char *u = rules_unit_of(cgroup, &len);
+
+	if (!u)
+		return NULL;
+	snprintf(buf, sizeof(buf), "%.*s", (int)len, u);
+	return buf;
+}
+
+static void the_unit_is_the_innermost_service_or_scope(void) {
+	CHECK_STR(unit("/system.slice/nginx.service"), "nginx.service");
+	CHECK_STR(unit("/user.slice/user-1000.slice/session-2.scope"), "session-2.scope");
+	/* A user's own units, under their manager's service. */
+	CHECK_STR(unit("/user.slice/user-1000.slice/user@1000.service/app.slice/app-firefox-12.scope"),
+		  "app-firefox-12.scope");
+	CHECK_STR(unit("/user.slice/user-1000.slice/user@1000.service/init.scope"), "init.scope");
+	/* A service's own sub-cgroups (Delegate=yes) are the service's. */
+	CHECK_STR(unit("/system.slice/docker.service/payload"), "docker.service");
+	CHECK_STR(unit("/kubepods.slice/kubepods-pod1.slice/cri-containerd-ab12.scope"), "cri-containerd-ab12.scope");
+	CHECK_STR(unit("/init.scope"), "init.scope");
+	/* Slices hold no process of their own; names only end in a suffix. */
+	CHECK(unit("/system.slice") == NULL);
+	CHECK(unit("/") == NULL);
+	CHECK(unit("") == NULL);
+	CHECK(unit(NULL) == NULL);
+	CHECK(unit("/kubepods/burstable/pod1/abc") == NULL);
+	CHECK(unit("/x/.service") == NULL);
+	CHECK(unit("/x/a.services") == NULL);
+}
+
+static void unit_and_cgroup_match_globs(void) {
+	struct rule rules[] = {
+		{ .name = "*", .unit = "nginx.service" },
+		{ .name = "*", .cgroup = "*/kubepods*/pod*/*" },
+		{ .name = "*", .unit = "session-*.scope", .cgroup = "/user.slice/user-1000.slice/*" },
+		{ .name = "*", .unit = "*" },
+	};
+
+	CHECK(match_in(rules, N(rules), "nginx", "/system.slice/nginx.service") == &rules[0]);
+	CHECK(match_in(rules, N(rules), "pause", "/kubepods/besteffort/pod7/4f2a") == &rules[1]);
+	CHECK(match_in(rules, N(rules), "bash", "/user.slice/user-1000.slice/session-2.scope") == &rules[2]);
+	/* Both keys of rule 2 must match: user 1001's session goes on to rule 3. */
+	CHECK(match_in(rules, N(rules), "bash", "/user.slice/user-1001.slice/session-2.scope") == &rules[3]);
+	/* No unit, or no cgroup at all: unit = * does not match either. */
+	CHECK(match_in(rules, N(rules), "x", "/") == NULL);
+	CHECK(match_in(rules, N(rules), "x", NULL) == NULL);
+	struct rule any_cgroup[] = { { .name = "x", .cgroup = "*" } };
+	CHECK(match_in(any_cgroup, 1, "x", "/") == &any_cgroup[0]);
+	CHECK(match_in(any_cgroup, 1, "x", NULL) == NULL);
+}
+
+static void keys_combine_and_the_first_rule_wins(void) {
+	struct rule rules[] = {
+		{ .name = "worker", .exe = "*/worker", .parent = "launcher", .ancestor = "bash", .unit = "a.service" },
+		{ .name = "worker", .parent = "launcher", .cgroup = "/system.slice/*" },
+		{ .name = "worker" },
+	};
+	struct rule_identity id = {
+		.comm = "worker", .exe = "/opt/worker", .cmdline = "", .read = EVERYTHING,
+		.ancestors = family, .n_ancestors = N(family), .cgroup = "/system.slice/a.service",
+	};
+	unsigned need;
+
+	CHECK(rules_match(rules, N(rules), &id, &need) == &rules[0]);
+	id.exe = "/opt/other";
+	CHECK(rules_match(rules, N(rules), &id, &need) == &rules[1]);
+	id.cgroup = "/user.slice/a.service";
+	CHECK(rules_match(rules, N(rules), &id, &need) == &rules[2]);
+}
+
+static void asks_for_what_an_earlier_rule_lacks_first(void) {
+	struct rule rules[] = {
+		{ .name = "worker", .parent = "launcher", .unit = "a.service" },
+		{ .name = "worker" },
+	};
+	struct rule_identity id = { .comm = "worker" };
+	unsigned need;
+
+	/* Rule 1 would match now, but rule 0 might once more is read. */
+	CHECK(rules_match(rules, N(rules), &id, &need) == NULL);
+	CHECK_INT(need, RULE_NEED_PARENT | RULE_NEED_CGROUP);
+	/* A parent that fails decides rule 0 without the cgroup. */
+	id.read = RULE_NEED_PARENT;
+	id.ancestors = &family[1];
+	id.n_ancestors = 1;
+	CHECK(rules_match(rules, N(rules), &id, &need) == &rules[1]);
+	CHECK_INT(need, 0);
+}
+
+static void explains_what_matched(void) {
+	struct rule r = { .name = "w", .parent = "launch*", .ancestor = "*/bash", .unit = "*.service",
+			  .cgroup = "/system.slice/*" };
+	struct rule plain = { .name = "w", .cmdline = "*" };
+	struct rule_identity id = {
+		.comm = "w", .read = EVERYTHING, .ancestors = family, .n_ancestors = N(family),
+		.cgroup = "/system.slice/a.service",
+	};
+	char buf[160];
+
+	rules_explain(&r, &id, buf, sizeof(buf));
+	CHECK_STR(buf, "parent launcher[40], ancestor /usr/bin/bash[30], unit a.service, cgroup /system.slice/a.service");
+	rules_explain(&plain, &id, buf, sizeof(buf));
+	CHECK_STR(buf, "");
+	/* Cut to the buffer, never past it. */
+	rules_explain(&r, &id, buf, 20);
+	CHECK_INT(strlen(buf), 19);
+}
+
 static void rule_done_frees_and_clears(void) {
 	struct rule r = {
 		.name = strdup("a"), .exe = strdup("/b"), .cmdline = strdup("c"),
+		.parent = strdup("p"), .ancestor = strdup("q"), .unit = strdup("u.service"), .cgroup = strdup("/c"),
 		.ccx = calloc(2, sizeof(unsigned)), .n_ccx = 2,
 	};
 
 	rule_done(&r);
 	CHECK(r.name == NULL && r.exe == NULL && r.cmdline == NULL && r.ccx == NULL);
+	CHECK(r.parent == NULL && r.ancestor == NULL && r.unit == NULL && r.cgroup == NULL);
 	CHECK_INT(r.n_ccx, 0);
 	rule_done(&r);
 	rule_done(NULL);
@@ -275,5 +521,18 @@ TEST_MAIN(
 	T(no_rules_match_nothing),
 	T(names_values_as_the_config_spells_them),
 	T(loaded_rules_match_in_file_order),
+	T(parent_matches_the_parents_comm_or_exe),
+	T(parent_is_the_direct_parent_alone),
+	T(ancestor_matches_at_any_height),
+	T(ancestors_beyond_the_bound_are_not_looked_at),
+	T(no_parent_matches_no_parent_glob),
+	T(an_unreadable_exe_matches_as_empty),
+	T(asks_for_the_parents_only_when_the_rest_fits),
+	T(the_whole_tree_holds_the_parent),
+	T(the_unit_is_the_innermost_service_or_scope),
+	T(unit_and_cgroup_match_globs),
+	T(keys_combine_and_the_first_rule_wins),
+	T(asks_for_what_an_earlier_rule_lacks_first),
+	T(explains_what_matched),
 	T(rule_done_frees_and_clears)
 )
