@@ -442,8 +442,11 @@ static int cmd_topology(const struct options *o, int argc, char **argv) {
 	printf("%s: %s packages, %s NUMA nodes, %zu CCXs, %s cores, %s CPUs (online %s)\n", str(r, "source"),
 	       str(r, "packages"), str(r, "numa_nodes"), json_object_array_length(ccxs), str(r, "cores"),
 	       str(r, "pus"), str(r, "online"));
-	printf("clocks: %s\n", str(r, "clock_source") && strcmp(str(r, "clock_source"), "none") != 0
-		? str(r, "clock_source") : "not known (prefer = frequency takes the smallest L3)");
+	topology_bests(ccxs, &best_cache, &best_clock, &lowest_clock);
+	if (str(r, "clock_source") && strcmp(str(r, "clock_source"), "none") != 0)
+		printf("clocks: from %s%s\n", str(r, "clock_source"), best_clock > lowest_clock ? "" : ", all alike");
+	else
+		printf("clocks: not known (prefer = frequency takes the smallest L3)\n");
 	if (str(r, "x3d_mode"))
 		printf("x3d:    amd_x3d_vcache in %s mode: the scheduler fills the %s CCX's cores first\n",
 		       str(r, "x3d_mode"), strcmp(str(r, "x3d_mode"), "cache") == 0 ? "larger L3" : "faster");
@@ -454,7 +457,6 @@ static int cmd_topology(const struct options *o, int argc, char **argv) {
 				 "and its pins override the kernel for what it places"
 			       : "");
 	printf("\n");
-	topology_bests(ccxs, &best_cache, &best_clock, &lowest_clock);
 	for (size_t i = 0; i < json_object_array_length(ccxs); i++) {
 		json_object *v;
 		if (json_true(json_object_array_get_idx(ccxs, i), "usable") &&
