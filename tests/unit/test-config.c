@@ -108,6 +108,7 @@ static void check_defaults(const struct config *c) {
 	CHECK_INT(c->seatings[0], SEATING_CORES);
 	CHECK_INT(c->seatings[1], SEATING_SMT);
 	CHECK_INT(c->seatings[2], SEATING_SHARED);
+	CHECK_INT(c->x3d_mode, CONFIG_X3D_KEEP);
 	CHECK_INT(c->n_rules, 0);
 	CHECK(c->rules == NULL);
 }
