@@ -295,6 +295,9 @@ static json_object *ccx_json(const struct topology_ccx *c) {
 	json_object_object_add(x, "numa_nodes", json_object_new_int((int)c->n_numa_nodes));
 	json_object_object_add(x, "package", c->package >= 0 ? json_object_new_int(c->package) : NULL);
 	json_object_object_add(x, "usable", json_object_new_boolean(c->usable));
+	json_object_object_add(x, "local_memory", json_object_new_boolean(!c->no_local_memory));
+	json_object_object_add(x, "efficiency_cores", json_object_new_boolean(c->efficiency_cores));
+	json_object_object_add(x, "clock", c->clock ? json_object_new_int64((int64_t)c->clock) : NULL);
 	return x;
 }
 
@@ -307,6 +310,11 @@ json_object *protocol_topology_json(const struct topology *t) {
 	json_object_object_add(o, "numa_nodes", json_object_new_int((int)t->n_numa));
 	json_object_object_add(o, "cores", json_object_new_int((int)t->n_cores));
 	json_object_object_add(o, "pus", json_object_new_int((int)t->n_pus));
+	/* The unit of each CCX's clock: kHz for cpufreq and cpukinds. */
+	json_object_object_add(o, "clock_source", json_object_new_string(topology_clock_to_string(t->clock_source)));
+	json_object_object_add(o, "x3d_mode", t->x3d_mode[0] ? json_object_new_string(t->x3d_mode) : NULL);
+	json_object_object_add(o, "llc_balancing",
+			       t->llc_balancing >= 0 ? json_object_new_boolean(t->llc_balancing) : NULL);
 	for (unsigned i = 0; i < t->n_ccx; i++)
 		json_object_array_add(ccxs, ccx_json(&t->ccx[i]));
 	json_object_object_add(o, "ccxs", ccxs);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "procfs.h"
+
 enum topology_source {
 	TOPOLOGY_SYSTEM,
 	TOPOLOGY_XML,
@@ -222,10 +224,26 @@ static int topology_ccx_fill_cores(hwloc_topology_t topo, hwloc_obj_t obj, struc
 	return 0;
 }
 
+/* Whether any NUMA node says how much memory it has: exports made from
+ * CPUID alone (hwloc's x86 backend) say nothing, and then a node's 0 bytes
+ * mean "unknown", not "none". */
+static bool topology_memory_known(hwloc_topology_t topo) {
+	hwloc_obj_t node = NULL;
+
+	while ((node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, node)))
+		if (node->attr && node->attr->numanode.local_memory > 0)
+			return true;
+	return false;
+}
+
 /* The NUMA nodes whose CPUs overlap the CCX: usually the one node that holds
  * it, several where NUMA is finer than L3 (Intel SNC), none where the local
- * node has no memory and hwloc therefore shows none. */
+ * node has no memory and hwloc therefore shows none (Linux's hwloc leaves
+ * memoryless nodes out: a Threadripper 2990WX's compute-only dies, or a
+ * 1900X with DIMMs on one die only). A node that hwloc keeps but that has
+ * no memory while others have some (older exports) counts as none too. */
 static void topology_ccx_find_numa(hwloc_topology_t topo, hwloc_obj_t obj, struct topology_ccx *c) {
+	bool known = topology_memory_known(topo), memory = false;
 	hwloc_obj_t node = NULL;
 
 	c->numa_node = -1;
@@ -235,7 +253,10 @@ static void topology_ccx_find_numa(hwloc_topology_t topo, hwloc_obj_t obj, struc
 			continue;
 		if (c->n_numa_nodes++ == 0)
 			c->numa_node = (int)node->os_index;
+		if (!known || (node->attr && node->attr->numanode.local_memory > 0))
+			memory = true;
 	}
+	c->no_local_memory = !memory;
 }
 
 static int topology_package_of(hwloc_topology_t topo, hwloc_obj_t obj) {
@@ -284,6 +305,76 @@ static unsigned topology_count_type(hwloc_topology_t topo, hwloc_obj_type_t type
 	return n > 0 ? (unsigned)n : 0;
 }
 
+/* A CPU kind's FrequencyMaxMHz in kHz, 0 when it has none or it is not a number. */
+static uint64_t topology_kind_khz(const struct hwloc_info_s *infos, unsigned n) {
+	for (unsigned i = 0; i < n; i++) {
+		char *end;
+		unsigned long long mhz;
+		if (!infos[i].name || !infos[i].value || strcmp(infos[i].name, "FrequencyMaxMHz") != 0)
+			continue;
+		errno = 0;
+		mhz = strtoull(infos[i].value, &end, 10);
+		if (errno || end == infos[i].value || *end || mhz == 0 || mhz > UINT64_MAX / 1000)
+			return 0;
+		return mhz * 1000;
+	}
+	return 0;
+}
+
+/* The highest efficiency hwloc gives any kind, or -1 when it ranks none
+ * (efficiency unknown for some kind). */
+static int topology_best_efficiency(hwloc_topology_t topo, int n) {
+	int best = -1;
+
+	for (int k = 0; k < n; k++) {
+		int eff = -1;
+		if (hwloc_cpukinds_get_info(topo, (unsigned)k, NULL, &eff, NULL, NULL, 0) < 0 || eff < 0)
+			return -1;
+		if (eff > best)
+			best = eff;
+	}
+	return best;
+}
+
+/* What hwloc's CPU kinds (hybrid parts: P- and E-cores, big.LITTLE; and
+ * any machine whose cores' top clocks differ) say of each CCX: the highest
+ * FrequencyMaxMHz of its PUs' kinds, the highest efficiency rank, and
+ * whether all its PUs are of a kind below the best (efficiency cores). */
+static void topology_read_kinds(hwloc_topology_t topo, struct topology *t) {
+	int n = hwloc_cpukinds_get_nr(topo, 0), best = topology_best_efficiency(topo, n > 0 ? n : 0);
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	unsigned *lesser = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*lesser));
+
+	for (int k = 0; set && lesser && k < n; k++) {
+		struct hwloc_info_s *infos = NULL;
+		unsigned n_infos = 0;
+		int eff = -1;
+		uint64_t khz;
+		cpu_set_t kind;
+		if (hwloc_cpukinds_get_info(topo, (unsigned)k, set, &eff, &n_infos, &infos, 0) < 0)
+			continue;
+		khz = topology_kind_khz(infos, n_infos);
+		topology_bitmap_to_cpuset(set, &kind);
+		for (unsigned c = 0; c < t->n_ccx; c++) {
+			struct topology_ccx *x = &t->ccx[c];
+			cpu_set_t both;
+			CPU_AND(&both, &kind, &x->cpus);
+			if (CPU_COUNT(&both) == 0)
+				continue;
+			if (khz > x->clocks[TOPOLOGY_CLOCK_KINDS])
+				x->clocks[TOPOLOGY_CLOCK_KINDS] = khz;
+			if (best >= 0 && (uint64_t)eff + 1 > x->clocks[TOPOLOGY_CLOCK_EFFICIENCY])
+				x->clocks[TOPOLOGY_CLOCK_EFFICIENCY] = (uint64_t)eff + 1;
+			if (best >= 0 && eff < best)
+				lesser[c] += (unsigned)CPU_COUNT(&both);
+		}
+	}
+	for (unsigned c = 0; lesser && c < t->n_ccx; c++)
+		t->ccx[c].efficiency_cores = t->ccx[c].n_pus > 0 && lesser[c] == t->ccx[c].n_pus;
+	free(lesser);
+	hwloc_bitmap_free(set);
+}
+
 /* Copies what ccxd needs out of topo into plain data. */
 static int topology_from_hwloc(hwloc_topology_t topo, const char *source, struct topology **ret) {
 	struct topology *t = calloc(1, sizeof(*t));
@@ -303,16 +394,23 @@ static int topology_from_hwloc(hwloc_topology_t topo, const char *source, struct
 	t->n_cores = topology_count_cores(topo, hwloc_get_root_obj(topo), &t->online);
 	t->n_packages = topology_count_type(topo, HWLOC_OBJ_PACKAGE);
 	t->n_numa = topology_count_type(topo, HWLOC_OBJ_NUMANODE);
+	t->llc_balancing = -1;
 	r = topology_fill_ccxs(topo, t);
 	if (r < 0) {
 		topology_free(t);
 		return r;
 	}
+	topology_read_kinds(topo, t);
+	topology_pick_clocks(t);
 	*ret = t;
 	return 0;
 }
 
 int topology_load(const char *spec, struct topology **ret, char **error) {
+	return topology_load_at(spec, "", ret, error);
+}
+
+int topology_load_at(const char *spec, const char *root, struct topology **ret, char **error) {
 	const char *source = spec && *spec ? spec : "system";
 	hwloc_topology_t topo = NULL;
 	struct topology *t = NULL;
@@ -328,6 +426,9 @@ int topology_load(const char *spec, struct topology **ret, char **error) {
 	hwloc_topology_destroy(topo);
 	if (r < 0)
 		return topology_error(error, r, "cannot read topology \"%s\": %s", source, strerror(-r));
+	/* Only the running system's /sys describes the topology loaded. */
+	if (strcmp(source, "system") == 0)
+		topology_read_system(t, root ? root : "");
 	*ret = t;
 	return 0;
 }
@@ -349,4 +450,104 @@ int topology_ccx_of_cpu(const struct topology *t, unsigned cpu) {
 		if (CPU_ISSET(cpu, &t->ccx[i].cpus))
 			return (int)i;
 	return -1;
+}
+
+static const char *const clock_names[] = {
+	[TOPOLOGY_CLOCK_NONE] = "none",
+	[TOPOLOGY_CLOCK_CPUFREQ] = "cpufreq",
+	[TOPOLOGY_CLOCK_CPPC] = "cppc",
+	[TOPOLOGY_CLOCK_KINDS] = "cpukinds",
+	[TOPOLOGY_CLOCK_EFFICIENCY] = "efficiency",
+};
+
+const char *topology_clock_to_string(enum topology_clock c) {
+	return (unsigned)c < sizeof(clock_names) / sizeof(clock_names[0]) ? clock_names[c] : NULL;
+}
+
+/* Every usable CCX has a figure from source; *differ: not all the same. */
+static bool topology_clocks_complete(const struct topology *t, enum topology_clock source, bool *differ) {
+	uint64_t first = 0;
+	bool any = false;
+
+	*differ = false;
+	for (unsigned c = 0; c < t->n_ccx; c++) {
+		uint64_t v = t->ccx[c].clocks[source];
+		if (!t->ccx[c].usable)
+			continue;
+		if (v == 0)
+			return false;
+		if (any && v != first)
+			*differ = true;
+		if (!any)
+			first = v;
+		any = true;
+	}
+	return any;
+}
+
+void topology_pick_clocks(struct topology *t) {
+	enum topology_clock pick = TOPOLOGY_CLOCK_NONE;
+
+	/* A source that sees every CCX alike may only be blind to what tells
+	 * them apart (a driver that reports one top clock for all cores):
+	 * the next one may know better. */
+	for (int s = TOPOLOGY_CLOCK_NONE + 1; s < _TOPOLOGY_CLOCK_MAX; s++) {
+		bool differ;
+		if (!topology_clocks_complete(t, (enum topology_clock)s, &differ))
+			continue;
+		if (differ) {
+			pick = (enum topology_clock)s;
+			break;
+		}
+		if (pick == TOPOLOGY_CLOCK_NONE)
+			pick = (enum topology_clock)s;
+	}
+	t->clock_source = pick;
+	for (unsigned c = 0; c < t->n_ccx; c++)
+		t->ccx[c].clock = pick == TOPOLOGY_CLOCK_NONE ? 0 : t->ccx[c].clocks[pick];
+}
+
+bool topology_clocks_differ(const struct topology *t) {
+	bool differ = false;
+
+	return t->clock_source != TOPOLOGY_CLOCK_NONE && topology_clocks_complete(t, t->clock_source, &differ) &&
+	       differ;
+}
+
+/* The highest figure read(root, cpu) gives among the CCX's CPUs, 0 when
+ * some CPU has none (a partial reading would favour the CCXs it covers). */
+static uint64_t topology_ccx_sysfs_max(const struct topology_ccx *x, const char *root,
+				       int (*read)(const char *root, unsigned cpu, uint64_t *ret)) {
+	uint64_t best = 0;
+
+	for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		uint64_t v;
+		if (!CPU_ISSET(cpu, &x->cpus))
+			continue;
+		if (read(root, cpu, &v) < 0)
+			return 0;
+		if (v > best)
+			best = v;
+	}
+	return best;
+}
+
+void topology_read_system(struct topology *t, const char *root) {
+	char mode[PROCFS_X3D_MODE_MAX];
+
+	t->x3d_mode[0] = '\0';
+	if (procfs_read_x3d_mode(root, mode) == 0)
+		snprintf(t->x3d_mode, sizeof(t->x3d_mode), "%s", mode);
+	for (unsigned c = 0; c < t->n_ccx; c++) {
+		t->ccx[c].clocks[TOPOLOGY_CLOCK_CPUFREQ] = topology_ccx_sysfs_max(&t->ccx[c], root, procfs_read_cpu_max_khz);
+		/* Where amd_x3d_vcache is bound, CPPC's highest_perf is the
+		 * ranking that its mode sets (cache mode ranks the V-Cache
+		 * die first), not what the cores reach: no clock. */
+		t->ccx[c].clocks[TOPOLOGY_CLOCK_CPPC] =
+			t->x3d_mode[0] ? 0 : topology_ccx_sysfs_max(&t->ccx[c], root, procfs_read_cpu_highest_perf);
+	}
+	topology_pick_clocks(t);
+	t->llc_balancing = procfs_read_llc_balancing(root);
+	if (t->llc_balancing < 0)
+		t->llc_balancing = -1;
 }

@@ -344,26 +344,32 @@ static void taken_on(const struct autoplace *a, const struct autoplace_group *g,
 	}
 }
 
-/* The CCX for g, with room counted after every other group that sits
- * somewhere, and balanced against other programs' load; and the CPUs those
- * groups hold there, which g's seating avoids. */
+/* The CCX for g seated s, with room counted after every other group that
+ * sits somewhere, in CPUs and in the cores the seating needs free (see
+ * placer_group_ccx()), and balanced against other programs' load; and the
+ * CPUs those groups hold there, which g's seating avoids. */
 static int choose_ccx(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
-		      cpu_set_t *taken) {
+		      enum seating s, const unsigned *threads, cpu_set_t *taken) {
 	size_t n = t->n_ccx ? t->n_ccx : 1;
-	double *busy = calloc(n, sizeof(*busy)), *load = calloc(n, sizeof(*load)), demand = g->group.demand;
+	double *busy = calloc(n, sizeof(*busy)), *load = calloc(n, sizeof(*load));
+	cpu_set_t *held = calloc(n, sizeof(*held));
+	struct placer_group_need need = { g->group.demand, s, g->group.n_pids, threads };
 	int ccx = -1;
 
-	if (busy && load) {
+	if (busy && load && held) {
 		for (size_t i = 0; i < a->n_groups; i++) {
 			const struct autoplace_group *o = &a->groups[i];
 			if (o != g && holds_ccx(o))
 				busy[o->ccx] += o->group.demand;
 		}
+		for (unsigned c = 0; c < t->n_ccx; c++)
+			taken_on(a, g, (int)c, &held[c]);
 		other_load(a, t, g, load);
-		placer_groups(t, &demand, 1, busy, load, &ccx);
+		ccx = placer_group_ccx(t, &need, busy, load, held);
 	}
 	free(busy);
 	free(load);
+	free(held);
 	taken_on(a, g, ccx, taken);
 	return ccx;
 }
@@ -400,7 +406,7 @@ static int seat(struct autoplace *a, const struct topology *t, struct autoplace_
 		r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, threads, &taken, cpus);
 	}
 	if (r == -ENOSPC) {
-		g->ccx = choose_ccx(a, t, g, &taken);
+		g->ccx = choose_ccx(a, t, g, s, threads, &taken);
 		if (g->ccx < 0)
 			r = -EXFULL;
 		else
@@ -690,7 +696,7 @@ static void dry_run(struct autoplace *a, const struct topology *t, struct autopl
 	size_t n_plan = plan_order(a, g, o, plan);
 
 	g->x.state = EXPERIMENT_NO_ROOM;
-	g->ccx = cpus && threads ? choose_ccx(a, t, g, &taken) : -1;
+	g->ccx = cpus && threads ? choose_ccx(a, t, g, n_plan ? plan[0] : SEATING_CORES, threads, &taken) : -1;
 	CPU_ZERO(&g->cpus);
 	cite_probe(g, o);
 	if ((o->probe && o->probe->no_gain) || g->group.bytes_per_s <= 0) {

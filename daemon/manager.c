@@ -24,6 +24,7 @@
 #include "ruler.h"
 #include "status.h"
 #include "watcher.h"
+#include "x3d.h"
 #include "util.h"
 
 struct manager_stats {
@@ -365,6 +366,38 @@ static int arm_interval(struct manager *m) {
 
 /* ---- reload, pin, unpin ----------------------------------------------- */
 
+/* [daemon] x3d_mode on this machine's amd_x3d_vcache driver. Only enforce
+ * changes it (dry-run and off change nothing on the machine), and only for
+ * the running system's topology: the driver is this machine's. Otherwise,
+ * and for keep, a mode that a killed ccxd left set goes back. The topology
+ * then shows the mode as it is. */
+static void apply_x3d(struct manager *m) {
+	enum config_x3d want = m->config->x3d_mode;
+	char mode[PROCFS_X3D_MODE_MAX];
+	int r;
+
+	if (m->config->mode != CONFIG_MODE_ENFORCE || strcmp(m->topology->source, "system") != 0) {
+		if (want != CONFIG_X3D_KEEP)
+			log_notice("x3d_mode = %s is not set: mode %s, topology %s", config_x3d_to_string(want),
+				   config_mode_to_string(m->config->mode), m->topology->source);
+		want = CONFIG_X3D_KEEP;
+	}
+	r = x3d_apply(m->root, m->runtime_dir, want);
+	if (r == -ENOENT) {
+		if (want != CONFIG_X3D_KEEP)
+			log_notice("x3d_mode = %s, but no amd_x3d_vcache driver is bound: nothing to set",
+				   config_x3d_to_string(want));
+		return;
+	}
+	if (r < 0)
+		log_warning_errno(r, "Failed to set the X3D mode to %s: %m", config_x3d_to_string(want));
+	else if (r > 0)
+		log_info("X3D mode (amd_x3d_vcache) set to %s%s", want == CONFIG_X3D_KEEP ? "the one found before, " : "",
+			 procfs_read_x3d_mode(m->root, mode) == 0 ? mode : "?");
+	if (strcmp(m->topology->source, "system") == 0 && procfs_read_x3d_mode(m->root, mode) == 0)
+		snprintf(m->topology->x3d_mode, sizeof(m->topology->x3d_mode), "%s", mode);
+}
+
 int manager_reload(struct manager *m, char ***errors) {
 	struct config *c;
 	struct topology *t;
@@ -417,6 +450,7 @@ int manager_reload(struct manager *m, char ***errors) {
 	m->config = c;
 	topology_free(m->topology);
 	m->topology = t;
+	apply_x3d(m);
 	ruler_use(m->ruler, m->config, m->topology);
 	/* The prober holds the topology: it must hear of the new one at once. */
 	if (m->prober)
@@ -605,6 +639,7 @@ int manager_start(struct manager *m) {
 		return -ENOMEM;
 	if (mkdir(m->runtime_dir, 0755) < 0 && errno != EEXIST)
 		log_warning_errno(-errno, "Failed to create %s: %m", m->runtime_dir);
+	apply_x3d(m);
 	r = placements_new(m->event, m->root, m->runtime_dir, &m->placements);
 	if (r >= 0)
 		r = ruler_new(m->root, m->placements, &m->online, &m->ruler);
@@ -664,6 +699,13 @@ int manager_run(struct manager *m) {
 		ruler_restore_all(m->ruler, true);
 		if (m->autoplace)
 			autoplace_release_all(m->autoplace);
+		/* With restore_on_exit = no the mode stays, and so does the
+		 * record of the one found, for the next start. */
+		if (m->runtime_dir) {
+			int r2 = x3d_restore(m->root, m->runtime_dir);
+			if (r2 < 0 && r2 != -ENOENT)
+				log_warning_errno(r2, "Failed to put the X3D mode back: %m");
+		}
 	}
 	/* What is still owed (everything, with restore_on_exit = no) stays
 	 * written for the next start; with nothing owed the file goes. */

@@ -267,6 +267,10 @@ static void get_status(void *userdata, struct control_call *call) {
 	json_object_object_add(o, "mode", json_object_new_string(config_mode_to_string(st.config->mode)));
 	json_object_object_add(o, "config", st.config->path ? json_object_new_string(st.config->path) : NULL);
 	json_object_object_add(o, "topology", json_object_new_string(st.topology->source));
+	/* The machine's own cache policies, as read at start and reload (null: not there). */
+	json_object_object_add(o, "x3d_mode", st.topology->x3d_mode[0] ? json_object_new_string(st.topology->x3d_mode) : NULL);
+	json_object_object_add(o, "llc_balancing",
+			       st.topology->llc_balancing >= 0 ? json_object_new_boolean(st.topology->llc_balancing) : NULL);
 	json_object_object_add(o, "started_usec", u64(st.started_usec));
 
 	json_object_object_add(w, "source", json_object_new_string(st.watcher_source));

@@ -371,9 +371,62 @@ static json_object *local_topology(const char *spec) {
 	return o;
 }
 
+/* The largest L3 and the highest clock among the usable CCXs of a topology's JSON. */
+static void topology_bests(json_object *ccxs, int64_t *cache, int64_t *clock, int64_t *lowest_clock) {
+	*cache = *clock = 0;
+	*lowest_clock = INT64_MAX;
+	for (size_t i = 0; i < json_object_array_length(ccxs); i++) {
+		json_object *x = json_object_array_get_idx(ccxs, i), *v;
+		if (json_object_object_get_ex(x, "usable", &v) && !json_object_get_boolean(v))
+			continue;
+		if (json_object_object_get_ex(x, "cache_size", &v) && json_object_get_int64(v) > *cache)
+			*cache = json_object_get_int64(v);
+		if (json_object_object_get_ex(x, "clock", &v) && v) {
+			int64_t c = json_object_get_int64(v);
+			if (c > *clock)
+				*clock = c;
+			if (c < *lowest_clock)
+				*lowest_clock = c;
+		}
+	}
+}
+
+static bool json_true(json_object *x, const char *key) {
+	json_object *v;
+
+	return json_object_object_get_ex(x, key, &v) && json_object_get_boolean(v);
+}
+
+/* What sets one CCX apart from the others: a larger L3, a higher clock,
+ * efficiency cores, a NUMA node without memory. */
+static void ccx_note(json_object *x, size_t n_ccx, int64_t best_cache, int64_t best_clock, int64_t lowest_clock,
+		     char *buf, size_t size) {
+	json_object *v;
+	size_t len = 0;
+
+#define NOTE(text) \
+	len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? ", " : "", text)
+	buf[0] = '\0';
+	if (!json_true(x, "usable")) {
+		NOTE("unusable: no online CPU");
+		return;
+	}
+	(void)best_cache;
+	/* Only where the CCXs differ: one CCX, or all alike, is nothing to note. */
+	if (n_ccx > 1 && best_clock > lowest_clock && json_object_object_get_ex(x, "clock", &v) && v &&
+	    json_object_get_int64(v) == best_clock)
+		NOTE("higher clock");
+	if (json_true(x, "efficiency_cores"))
+		NOTE("efficiency cores");
+	if (!json_true(x, "local_memory"))
+		NOTE("no local memory");
+#undef NOTE
+}
+
 static int cmd_topology(const struct options *o, int argc, char **argv) {
 	json_object *r, *ccxs;
 	struct table t = { .n_columns = 7 };
+	int64_t best_cache, best_clock, lowest_clock, smallest_cache = INT64_MAX;
 
 	(void)argc;
 	(void)argv;
@@ -386,19 +439,46 @@ static int cmd_topology(const struct options *o, int argc, char **argv) {
 		return 0;
 	}
 	json_object_object_get_ex(r, "ccxs", &ccxs);
-	printf("%s: %s packages, %s NUMA nodes, %zu CCXs, %s cores, %s CPUs (online %s)\n\n", str(r, "source"),
+	printf("%s: %s packages, %s NUMA nodes, %zu CCXs, %s cores, %s CPUs (online %s)\n", str(r, "source"),
 	       str(r, "packages"), str(r, "numa_nodes"), json_object_array_length(ccxs), str(r, "cores"),
 	       str(r, "pus"), str(r, "online"));
+	topology_bests(ccxs, &best_cache, &best_clock, &lowest_clock);
+	if (str(r, "clock_source") && strcmp(str(r, "clock_source"), "none") != 0)
+		printf("clocks: from %s%s\n", str(r, "clock_source"), best_clock > lowest_clock ? "" : ", all alike");
+	else
+		printf("clocks: not known (prefer = frequency takes the smallest L3)\n");
+	if (str(r, "x3d_mode"))
+		printf("x3d:    amd_x3d_vcache in %s mode: the scheduler fills the %s CCX's cores first\n",
+		       str(r, "x3d_mode"), strcmp(str(r, "x3d_mode"), "cache") == 0 ? "larger L3" : "faster");
+	if (str(r, "llc_balancing"))
+		printf("sched:  cache-aware balancing %s%s\n", json_true(r, "llc_balancing") ? "on" : "off",
+		       json_true(r, "llc_balancing")
+			       ? ": the kernel keeps each process's threads on one LLC; ccxd groups processes, "
+				 "and its pins override the kernel for what it places"
+			       : "");
+	printf("\n");
+	for (size_t i = 0; i < json_object_array_length(ccxs); i++) {
+		json_object *v;
+		if (json_true(json_object_array_get_idx(ccxs, i), "usable") &&
+		    json_object_object_get_ex(json_object_array_get_idx(ccxs, i), "cache_size", &v) &&
+		    json_object_get_int64(v) < smallest_cache)
+			smallest_cache = json_object_get_int64(v);
+	}
 	table_add(&t, "CCX", "CPUS", "CORES", "CACHE", "NUMA", "PACKAGE", "NOTE");
 	for (size_t i = 0; i < json_object_array_length(ccxs); i++) {
 		json_object *x = json_object_array_get_idx(ccxs, i), *v;
-		char cache[64], size[32];
+		char cache[64], size[32], note[128], both[160];
 		json_object_object_get_ex(x, "cache_size", &v);
 		snprintf(cache, sizeof(cache), "L%s %s", str(x, "cache_level"),
 			 human_size((uint64_t)json_object_get_int64(v), size, sizeof(size)));
-		json_object_object_get_ex(x, "usable", &v);
+		ccx_note(x, json_object_array_length(ccxs), best_cache, best_clock, lowest_clock, note, sizeof(note));
+		/* A larger L3 than some other CCX's: the X3D die. */
+		if (json_true(x, "usable") && json_object_get_int64(v) == best_cache && best_cache > smallest_cache)
+			snprintf(both, sizeof(both), "larger L3%s%s", note[0] ? ", " : "", note);
+		else
+			snprintf(both, sizeof(both), "%s", note);
 		table_add(&t, str(x, "index"), str(x, "cpus"), str(x, "cores"), cache, str(x, "numa_node"),
-			  str(x, "package"), json_object_get_boolean(v) ? "" : "unusable: no online CPU");
+			  str(x, "package"), both);
 	}
 	table_print_free(&t);
 	json_object_put(r);

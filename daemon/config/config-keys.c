@@ -416,6 +416,17 @@ static int set_prefer(struct assignment *a) {
 	return 0;
 }
 
+static const char *x3d_name(int i) { return config_x3d_to_string((enum config_x3d)i); }
+
+static int set_x3d_mode(struct assignment *a) {
+	int i = parse_enum(a, x3d_name);
+
+	if (i < 0)
+		return i;
+	a->config->x3d_mode = (enum config_x3d)i;
+	return 0;
+}
+
 static int set_force(struct assignment *a) {
 	return parse_bool_key(a, &a->rule->force);
 }
@@ -442,6 +453,7 @@ static const struct key daemon_keys[] = {
 	{ "min_gain", set_min_gain },
 	{ "window", set_window },
 	{ "seatings", set_seatings },
+	{ "x3d_mode", set_x3d_mode },
 	{ NULL, NULL },
 };
 

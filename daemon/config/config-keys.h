@@ -12,7 +12,7 @@ enum config_keys_section {
 };
 
 /* As many keys as a section may have, at most. */
-#define CONFIG_KEYS_MAX 16
+#define CONFIG_KEYS_MAX 24
 
 /* The index of key among section s's keys, or -ENOENT. */
 int config_keys_find(enum config_keys_section s, const char *key);

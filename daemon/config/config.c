@@ -55,6 +55,16 @@ const char *config_traffic_to_string(enum sampler_counting c) {
 	return (unsigned)c < ELEMENTSOF(traffic_names) ? traffic_names[c] : NULL;
 }
 
+static const char *const x3d_names[] = {
+	[CONFIG_X3D_KEEP] = "keep",
+	[CONFIG_X3D_CACHE] = "cache",
+	[CONFIG_X3D_FREQUENCY] = "frequency",
+};
+
+const char *config_x3d_to_string(enum config_x3d x) {
+	return (unsigned)x < ELEMENTSOF(x3d_names) ? x3d_names[x] : NULL;
+}
+
 /* ---- the parser ---- */
 
 enum section {

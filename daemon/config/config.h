@@ -26,6 +26,13 @@ enum config_mode {
 	CONFIG_MODE_OFF,          /* watch and answer, decide nothing */
 };
 
+/* [daemon] x3d_mode: what ccxd sets amd_x3d_vcache's mode to while it runs. */
+enum config_x3d {
+	CONFIG_X3D_KEEP,          /* leave it as it is (the default) */
+	CONFIG_X3D_CACHE,
+	CONFIG_X3D_FREQUENCY,
+};
+
 struct config {
 	char *path;               /* the main file it was read from; NULL for built-in defaults */
 	char **files;             /* every file read: the main one first, then the drop-ins in
@@ -50,6 +57,7 @@ struct config {
 	unsigned window;          /* samples before and after a move; default 3 */
 	enum seating seatings[_SEATING_MAX];   /* ways to seat a group, in the order tried */
 	size_t n_seatings;        /* default: one-per-core, smt-siblings, shared-cpu */
+	enum config_x3d x3d_mode; /* default keep */
 	struct rule *rules;
 	size_t n_rules;
 };
@@ -90,3 +98,4 @@ void config_errors_free(char **errors);
 const char *config_mode_to_string(enum config_mode m);
 const char *config_bpf_to_string(enum sampler_reading r);
 const char *config_traffic_to_string(enum sampler_counting c);
+const char *config_x3d_to_string(enum config_x3d x);

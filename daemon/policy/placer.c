@@ -9,17 +9,37 @@
 struct candidate {
 	unsigned ccx;
 	uint64_t cache_size;
+	uint64_t clock;            /* 0 where the machine does not say */
+	bool memory;               /* its NUMA node has memory */
 	unsigned load;
 	enum rule_prefer prefer;
 };
 
-static int compare_candidates(const void *a, const void *b) {
-	const struct candidate *x = a, *y = b;
-
+/* prefer = cache: the larger L3 first. prefer = frequency: the higher clock
+ * first where the machine says what its cores reach; where it says nothing,
+ * the smaller L3, which on parts with unequal L3s (X3D) is the one that
+ * clocks higher. */
+static int compare_preference(const struct candidate *x, const struct candidate *y) {
 	if (x->prefer == RULE_PREFER_CACHE && x->cache_size != y->cache_size)
 		return x->cache_size > y->cache_size ? -1 : 1;
-	if (x->prefer == RULE_PREFER_FREQUENCY && x->cache_size != y->cache_size)
+	if (x->prefer != RULE_PREFER_FREQUENCY)
+		return 0;
+	if (x->clock && y->clock)
+		return (x->clock < y->clock) - (x->clock > y->clock);
+	if (x->cache_size != y->cache_size)
 		return x->cache_size < y->cache_size ? -1 : 1;
+	return 0;
+}
+
+static int compare_candidates(const void *a, const void *b) {
+	const struct candidate *x = a, *y = b;
+	int r = compare_preference(x, y);
+
+	if (r)
+		return r;
+	/* A CCX whose NUMA node has no memory reaches all of it remotely. */
+	if (x->memory != y->memory)
+		return x->memory ? -1 : 1;
 	if (x->load != y->load)
 		return x->load < y->load ? -1 : 1;
 	return (x->ccx > y->ccx) - (x->ccx < y->ccx);
@@ -52,6 +72,8 @@ int placer_rule_candidates(const struct topology *t, const struct rule *r,
 	}
 	for (size_t i = 0; i < n; i++) {
 		c[i].cache_size = t->ccx[c[i].ccx].cache_size;
+		c[i].clock = t->clock_source != TOPOLOGY_CLOCK_NONE ? t->ccx[c[i].ccx].clock : 0;
+		c[i].memory = !t->ccx[c[i].ccx].no_local_memory;
 		c[i].load = ctx && ctx->processes && c[i].ccx < ctx->n_ccx ? ctx->processes[c[i].ccx] : 0;
 		c[i].prefer = r->prefer;
 	}
@@ -164,13 +186,33 @@ void placer_ccx_load(const struct topology *t, const double *cpu_load, size_t n_
 	}
 }
 
-size_t placer_groups(const struct topology *t, const double *demand, size_t n_groups, const double *busy,
-		     const double *load, int *ccx) {
+/* Whether CCX c beats the best so far for a group: local memory first, then
+ * the most room left once other programs' load is counted. */
+static bool better_room(const struct topology *t, const double *room, const double *load, unsigned c, int best) {
+	double left = room[c] - (load ? load[c] : 0.0), best_left;
+
+	if (best < 0)
+		return true;
+	if (t->ccx[c].no_local_memory != t->ccx[best].no_local_memory)
+		return !t->ccx[c].no_local_memory;
+	best_left = room[best] - (load ? load[best] : 0.0);
+	return left > best_left;
+}
+
+/* Each CCX's room in CPUs after what ccxd seated there (busy); -1 for an unusable one. */
+static double *ccx_room(const struct topology *t, const double *busy) {
 	double *room = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*room));
-	size_t *order = malloc((n_groups ? n_groups : 1) * sizeof(*order)), placed = 0;
 
 	for (unsigned c = 0; room && c < t->n_ccx; c++)
 		room[c] = t->ccx[c].usable ? (double)t->ccx[c].n_pus - (busy ? busy[c] : 0.0) : -1.0;
+	return room;
+}
+
+size_t placer_groups(const struct topology *t, const double *demand, size_t n_groups, const double *busy,
+		     const double *load, int *ccx) {
+	double *room = ccx_room(t, busy);
+	size_t *order = malloc((n_groups ? n_groups : 1) * sizeof(*order)), placed = 0;
+
 	/* Largest demand first; a stable insertion sort keeps the given order
 	 * among equals, and the number of groups is small. */
 	for (size_t i = 0; order && i < n_groups; i++) {
@@ -182,11 +224,9 @@ size_t placer_groups(const struct topology *t, const double *demand, size_t n_gr
 	for (size_t i = 0; i < n_groups; i++) {
 		size_t g = order ? order[i] : i;
 		int best = -1;
-		for (unsigned c = 0; room && c < t->n_ccx; c++) {
-			double left = room[c] - (load ? load[c] : 0.0);
-			if (room[c] >= demand[g] && (best < 0 || left > room[best] - (load ? load[best] : 0.0)))
+		for (unsigned c = 0; room && c < t->n_ccx; c++)
+			if (room[c] >= demand[g] && better_room(t, room, load, c, best))
 				best = (int)c;
-		}
 		ccx[g] = best;
 		if (best >= 0) {
 			room[best] -= demand[g];
@@ -196,6 +236,29 @@ size_t placer_groups(const struct topology *t, const double *demand, size_t n_gr
 	free(order);
 	free(room);
 	return placed;
+}
+
+int placer_group_ccx(const struct topology *t, const struct placer_group_need *need, const double *busy,
+		     const double *load, const cpu_set_t *taken) {
+	double *room = ccx_room(t, busy);
+	int best = -1;
+	bool best_fits = false;
+
+	for (unsigned c = 0; room && c < t->n_ccx; c++) {
+		bool fits;
+		if (room[c] < need->demand)
+			continue;
+		fits = placer_seat_fits(&t->ccx[c], need->seating, need->n, need->threads, taken ? &taken[c] : NULL);
+		/* Where the seating fits in CPUs that no other group holds, it
+		 * gets what it was counted for: such a CCX comes first. */
+		if (best < 0 || (fits && !best_fits) ||
+		    (fits == best_fits && better_room(t, room, load, c, best))) {
+			best = (int)c;
+			best_fits = fits;
+		}
+	}
+	free(room);
+	return best;
 }
 
 const char *seating_to_string(enum seating s) {
@@ -208,8 +271,10 @@ const char *seating_to_string(enum seating s) {
 	return "unknown";
 }
 
-/* Cores of ccx, free ones (no CPU in taken) first, each group in CCX order. */
-static size_t cores_by_freedom(const struct topology_ccx *ccx, const cpu_set_t *taken, unsigned *order) {
+/* Cores of ccx, free ones (no CPU in taken) first, each group in CCX order;
+ * *n_free gets how many are free. */
+static size_t cores_by_freedom(const struct topology_ccx *ccx, const cpu_set_t *taken, unsigned *order,
+			       size_t *n_free) {
 	size_t n = 0;
 
 	for (int pass = 0; pass < 2; pass++)
@@ -220,6 +285,8 @@ static size_t cores_by_freedom(const struct topology_ccx *ccx, const cpu_set_t *
 			free_core = !taken || CPU_COUNT(&both) == 0;
 			if (free_core == (pass == 0))
 				order[n++] = i;
+			if (pass == 0)
+				*n_free = n;
 		}
 	return n;
 }
@@ -235,12 +302,12 @@ static size_t width(const unsigned *threads, size_t i) {
 	return threads && threads[i] > 1 ? threads[i] : 1;
 }
 
-/* One-per-core: member i gets width(i) whole cores, free ones first. */
-static int seat_cores(const struct topology_ccx *ccx, const unsigned *order, size_t n, const unsigned *threads,
-		      size_t total, cpu_set_t *member_cpus) {
+/* One-per-core: member i gets width(i) whole cores of the n_order in order. */
+static int seat_cores(const unsigned *order, size_t n_order, const struct topology_ccx *ccx, size_t n,
+		      const unsigned *threads, size_t total, cpu_set_t *member_cpus) {
 	size_t k = 0;
 
-	if (total > ccx->n_cores)
+	if (total > n_order)
 		return -ENOSPC;
 	for (size_t i = 0; i < n; i++) {
 		CPU_ZERO(&member_cpus[i]);
@@ -253,8 +320,8 @@ static int seat_cores(const struct topology_ccx *ccx, const unsigned *order, siz
 /* SMT siblings: members of one thread each share the PUs of one core (the
  * first, free ones first, with a PU for each); members with busy threads
  * fill cores' PUs in turn, the fewest cores for all their threads. */
-static int seat_smt(const struct topology_ccx *ccx, const unsigned *order, size_t n, const unsigned *threads,
-		    size_t total, bool single, cpu_set_t *member_cpus) {
+static int seat_smt(const unsigned *order, size_t n_order, const struct topology_ccx *ccx, size_t n,
+		    const unsigned *threads, size_t total, bool single, cpu_set_t *member_cpus) {
 	size_t k = 0, i = 0, given = 0;
 	bool smt = false;
 
@@ -264,13 +331,13 @@ static int seat_smt(const struct topology_ccx *ccx, const unsigned *order, size_
 	if (!smt || total < 2)
 		return -ENOSPC;
 	if (single) {
-		while (k < ccx->n_cores && (size_t)CPU_COUNT(&ccx->cores[order[k]].pus) < total)
+		while (k < n_order && (size_t)CPU_COUNT(&ccx->cores[order[k]].pus) < total)
 			k++;
-		if (k == ccx->n_cores)
+		if (k == n_order)
 			return -ENOSPC;
 	}
 	CPU_ZERO(&member_cpus[0]);
-	for (; k < ccx->n_cores && i < n; k++)
+	for (; k < n_order && i < n; k++)
 		for (int cpu = first_pu(&ccx->cores[order[k]].pus, -1); cpu >= 0 && i < n;
 		     cpu = first_pu(&ccx->cores[order[k]].pus, cpu)) {
 			CPU_SET((size_t)cpu, &member_cpus[i]);
@@ -282,44 +349,64 @@ static int seat_smt(const struct topology_ccx *ccx, const unsigned *order, size_
 	return i == n ? 0 : -ENOSPC;
 }
 
-int placer_seat(const struct topology_ccx *ccx, enum seating s, size_t n, const unsigned *threads,
-		const cpu_set_t *taken, cpu_set_t *member_cpus) {
-	unsigned *order = calloc(ccx->n_cores ? ccx->n_cores : 1, sizeof(*order));
+/* Seats the members on the first n_order cores of order (see placer_seat()). */
+static int seat_on(const unsigned *order, size_t n_order, const struct topology_ccx *ccx, enum seating s, size_t n,
+		   const unsigned *threads, cpu_set_t *member_cpus) {
 	size_t total = 0;
 	bool single = true;
-	int r = 0;
+	int cpu;
 
-	if (!order)
-		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		total += width(threads, i);
 		single = single && width(threads, i) == 1;
 	}
-	cores_by_freedom(ccx, taken, order);
 	switch (s) {
 	case SEATING_CORES:
-		r = seat_cores(ccx, order, n, threads, total, member_cpus);
-		break;
+		return seat_cores(order, n_order, ccx, n, threads, total, member_cpus);
 	case SEATING_SMT:
-		r = seat_smt(ccx, order, n, threads, total, single, member_cpus);
-		break;
-	case SEATING_SHARED: {
+		return seat_smt(order, n_order, ccx, n, threads, total, single, member_cpus);
+	case SEATING_SHARED:
 		/* One CPU for several busy threads of one process would make
 		 * them wait on each other: no room for them. */
-		int cpu = ccx->n_cores && single ? first_pu(&ccx->cores[order[0]].pus, -1) : -1;
-		if (cpu < 0) {
-			r = -ENOSPC;
-			break;
-		}
+		cpu = n_order && single ? first_pu(&ccx->cores[order[0]].pus, -1) : -1;
+		if (cpu < 0)
+			return -ENOSPC;
 		for (size_t i = 0; i < n; i++) {
 			CPU_ZERO(&member_cpus[i]);
 			CPU_SET((size_t)cpu, &member_cpus[i]);
 		}
-		break;
-	}
+		return 0;
 	default:
-		r = -EINVAL;
+		return -EINVAL;
 	}
+}
+
+int placer_seat(const struct topology_ccx *ccx, enum seating s, size_t n, const unsigned *threads,
+		const cpu_set_t *taken, cpu_set_t *member_cpus) {
+	unsigned *order = calloc(ccx->n_cores ? ccx->n_cores : 1, sizeof(*order));
+	size_t n_free = 0, n_order;
+	int r;
+
+	if (!order)
+		return -ENOMEM;
+	n_order = cores_by_freedom(ccx, taken, order, &n_free);
+	r = seat_on(order, n_order, ccx, s, n, threads, member_cpus);
 	free(order);
 	return r;
+}
+
+bool placer_seat_fits(const struct topology_ccx *ccx, enum seating s, size_t n, const unsigned *threads,
+		      const cpu_set_t *taken) {
+	unsigned *order = calloc(ccx->n_cores ? ccx->n_cores : 1, sizeof(*order));
+	cpu_set_t *cpus = calloc(n ? n : 1, sizeof(*cpus));
+	size_t n_free = 0;
+	bool fits = false;
+
+	if (order && cpus) {
+		cores_by_freedom(ccx, taken, order, &n_free);
+		fits = seat_on(order, n_free, ccx, s, n, threads, cpus) == 0;
+	}
+	free(order);
+	free(cpus);
+	return fits;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "rules.h"
@@ -17,7 +18,9 @@ struct placer_context {
 
 /* The CCXs a rule may use, best first: the ones it lists (or for ccx = auto
  * every usable CCX that has a CPU the process may have), ordered by its
- * prefer = key, then by load, then by index. Returns how many were written to order (at most t->n_ccx), or
+ * prefer = key (cache: the largest L3; frequency: the highest clock the
+ * topology knows, else the smallest L3), then those whose NUMA node has
+ * memory, then by load, then by index. Returns how many were written to order (at most t->n_ccx), or
  * -ENOENT when a listed CCX does not exist or has no online CPU. */
 int placer_rule_candidates(const struct topology *t, const struct rule *r,
 			   const struct placer_context *ctx, unsigned *order);
@@ -56,7 +59,8 @@ double placer_largest_ccx(const struct topology *t);
 
 /* Communicating groups onto CCXs: each goes onto a usable CCX that has room
  * for its CPU demand after what ccxd seated there (busy, in CPUs; NULL:
- * none) and what the groups placed before it took; among those, onto the one
+ * none) and what the groups placed before it took; among those, onto one
+ * whose NUMA node has memory, if any has room, and then onto the one
  * with the most room left once other programs' load is counted too (load,
  * in CPUs; NULL: none), for balance. That load steers but never refuses: it
  * is not pinned, so the scheduler can move it out of the way, and a busy
@@ -77,6 +81,31 @@ enum seating {
 };
 
 const char *seating_to_string(enum seating s);
+
+/* What one group needs to be seated. */
+struct placer_group_need {
+	double demand;             /* CPUs: what its members used */
+	enum seating seating;      /* how it is to be seated */
+	size_t n;                  /* members */
+	const unsigned *threads;   /* each member's busy threads, as placer_seat() takes them */
+};
+
+/* The CCX for one group, counting room as the seating does: among the
+ * usable CCXs with room for its CPU demand (as placer_groups() counts it),
+ * those where its seating fits in cores no other group holds a CPU of
+ * (taken, n_ccx sets, by CCX; NULL: none) come first: one-per-core needs a
+ * free core per busy thread, smt-siblings free cores' PUs, shared-cpu one
+ * free core. Then, as placer_groups(), a CCX with local memory, then the
+ * most room left after load. A CCX where it only fits on others' cores is
+ * still chosen when none is better: seating there shares their cores, as
+ * it always did. Returns the CCX, or -1 when none has room for its demand. */
+int placer_group_ccx(const struct topology *t, const struct placer_group_need *need, const double *busy,
+		     const double *load, const cpu_set_t *taken);
+
+/* Whether seating s of these members fits on ccx in cores that have no CPU
+ * in taken (NULL: none). */
+bool placer_seat_fits(const struct topology_ccx *ccx, enum seating s, size_t n, const unsigned *threads,
+		      const cpu_set_t *taken);
 
 /* The CPUs of each of n members (member_cpus has n entries) for seating s on
  * ccx, preferring cores with no CPU in taken (given to other groups already;

@@ -56,9 +56,33 @@ static int target(const struct rule *rule, const struct ruling_subject *s, const
 	return 0;
 }
 
+/* What prefer = chose, and on X3D parts how amd_x3d_vcache's mode bears on
+ * it: the mode only orders the cores the scheduler fills first for
+ * unpinned work; a pin holds the program on its CCX in either mode. */
+static void explain_prefer(const struct rule *rule, const struct topology *t, unsigned ccx, char *buf,
+			   size_t size) {
+	const char *why, *mode = t->x3d_mode;
+	bool same;
+
+	buf[0] = '\0';
+	if (rule->prefer == RULE_PREFER_CACHE)
+		why = "the largest L3";
+	else if (rule->prefer == RULE_PREFER_FREQUENCY)
+		why = t->clock_source != TOPOLOGY_CLOCK_NONE ? "the highest clock" : "the smallest L3, no clocks known";
+	else
+		return;
+	if (!mode[0]) {
+		snprintf(buf, size, "; prefer = %s: CCX %u, %s", rule_prefer_to_string(rule->prefer), ccx, why);
+		return;
+	}
+	same = strcmp(mode, rule_prefer_to_string(rule->prefer)) == 0;
+	snprintf(buf, size, "; prefer = %s: CCX %u, %s; X3D mode %s %s", rule_prefer_to_string(rule->prefer), ccx, why,
+		 mode, same ? "ranks it first too" : "ranks the other die first for unpinned work, the pin holds");
+}
+
 static int decide(const struct rule *rule, const struct ruling_subject *s, const struct ruling_context *ctx,
 		  struct ruling *ret) {
-	char list[CPULIST_MAX];
+	char list[CPULIST_MAX], prefer[256];
 	unsigned ccx = 0;
 	int r;
 
@@ -80,10 +104,11 @@ static int decide(const struct rule *rule, const struct ruling_subject *s, const
 	if (!s->ours && !cpulist_is_subset(&s->allowed, &s->mask) && !rule->force)
 		return rule_as(ret, RULING_LEAVE_ALONE, "rule %s: affinity %s was set by someone else (force = no)",
 			       rule->name, cpulist_format(&s->mask, list, sizeof(list)));
+	explain_prefer(rule, ctx->topology, ccx, prefer, sizeof(prefer));
 	if (ctx->dry_run)
-		return rule_as(ret, RULING_WOULD_PIN, "rule %s: would pin to CCX %s", rule->name,
-			       placer_ccx_list(ctx->topology, &ret->cpus, list, sizeof(list)));
-	return rule_as(ret, RULING_PIN, "rule %s", rule->name);
+		return rule_as(ret, RULING_WOULD_PIN, "rule %s: would pin to CCX %s%s", rule->name,
+			       placer_ccx_list(ctx->topology, &ret->cpus, list, sizeof(list)), prefer);
+	return rule_as(ret, RULING_PIN, "rule %s%s", rule->name, prefer);
 }
 
 int ruling_decide(const struct rule *rule, const struct ruling_subject *s, const struct ruling_context *ctx,

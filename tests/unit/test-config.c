@@ -110,6 +110,7 @@ static void check_defaults(const struct config *c) {
 	CHECK_INT(c->seatings[0], SEATING_CORES);
 	CHECK_INT(c->seatings[1], SEATING_SMT);
 	CHECK_INT(c->seatings[2], SEATING_SHARED);
+	CHECK_INT(c->x3d_mode, CONFIG_X3D_KEEP);
 	CHECK_INT(c->n_rules, 0);
 	CHECK(c->rules == NULL);
 }
@@ -137,6 +138,40 @@ static void comments_and_blank_lines_give_defaults(void) {
 	if (c)
 		check_defaults(c);
 	config_free(c);
+}
+
+static void parses_x3d_mode(void) {
+	static const struct {
+		const char *value;
+		enum config_x3d mode;
+	} cases[] = {
+		{ "keep", CONFIG_X3D_KEEP },
+		{ "cache", CONFIG_X3D_CACHE },
+		{ "frequency", CONFIG_X3D_FREQUENCY },
+	};
+	struct config *c = config_new_default();
+
+	CHECK(c && c->x3d_mode == CONFIG_X3D_KEEP);
+	config_free(c);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "[daemon]\nx3d_mode = %s\n", cases[i].value);
+		c = load_ok(text);
+		if (c)
+			CHECK_INT(c->x3d_mode, cases[i].mode);
+		config_free(c);
+	}
+}
+
+static void rejects_bad_x3d_mode(void) {
+	check_errors("[daemon]\nx3d_mode = turbo\n",
+		     "2: invalid value 'turbo' for x3d_mode (expected keep, cache or frequency)", NULL);
+	check_errors("[daemon]\nx3d_mode = Cache\n",
+		     "2: invalid value 'Cache' for x3d_mode (expected keep, cache or frequency)", NULL);
+	check_errors("[daemon]\nx3d_mode =\n",
+		     "2: invalid value '' for x3d_mode (expected keep, cache or frequency)", NULL);
+	check_errors("[daemon]\nx3d_mode = cache\nx3d_mode = frequency\n", "3: duplicate key 'x3d_mode' (first at line 2)",
+		     NULL);
 }
 
 static void calibrate_can_be_turned_off(void) {
@@ -386,7 +421,7 @@ static void accepts_bom_and_crlf(void) {
 	config_free(c);
 	/* Only at the very start: elsewhere it is text like any other. */
 	check_errors("[daemon]\n\xef\xbb\xbfmode = off\n",
-		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, metrics_file, min_rate, min_message_rate, min_gain, window, seatings)",
+		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -531,7 +566,7 @@ static void rejects_keys_outside_sections(void) {
 
 static void rejects_unknown_daemon_key(void) {
 	check_errors("[daemon]\nsockets = /a\n",
-		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, metrics_file, min_rate, min_message_rate, min_gain, window, seatings)",
+		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -574,7 +609,7 @@ static void rejects_unknown_program_key(void) {
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
-		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, metrics_file, min_rate, min_message_rate, min_gain, window, seatings)",
+		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -629,7 +664,7 @@ static void rejects_duplicate_daemon_section(void) {
 static void rejects_relative_socket(void) {
 	check_errors("[daemon]\nsocket = run/ccxd.sock\nsocket2 = x\n",
 		     "2: invalid value 'run/ccxd.sock' for socket (expected an absolute path)",
-		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, metrics_file, min_rate, min_message_rate, min_gain, window, seatings)",
+		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
 		     NULL);
 	check_errors("[daemon]\nsocket =\n", "2: invalid value '' for socket (expected an absolute path)", NULL);
 }
@@ -1321,5 +1356,7 @@ TEST_MAIN(
 	T(parses_sizes),
 	T(rejects_bad_sizes),
 	T(parses_booleans),
-	T(names_modes_as_the_config_spells_them)
+	T(names_modes_as_the_config_spells_them),
+	T(parses_x3d_mode),
+	T(rejects_bad_x3d_mode)
 )

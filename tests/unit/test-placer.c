@@ -260,8 +260,125 @@ static void a_ccx_busy_with_other_load_is_avoided(void) {
 	topology_free(t);
 }
 
+/* prefer = frequency follows the clocks the machine gives, whichever CCX
+ * they favour; the smaller L3 only where none are known. */
+static void prefer_frequency_follows_known_clocks(void) {
+	struct topology *t = test_topology_file("amd-ryzen9-7950x3d.xml");
+	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_COMPACT, .prefer = RULE_PREFER_FREQUENCY };
+	unsigned order[2], load[2] = { 0, 5 };
+	struct placer_context ctx = { load, 2, NULL };
+
+	if (!t)
+		return;
+	CHECK_INT(placer_rule_candidates(t, &r, &ctx, order), 2);
+	CHECK_INT(order[0], 1);   /* no clocks: the smaller L3, however loaded */
+	t->ccx[0].clocks[TOPOLOGY_CLOCK_CPPC] = 231;
+	t->ccx[1].clocks[TOPOLOGY_CLOCK_CPPC] = 166;
+	topology_pick_clocks(t);
+	CHECK_INT(placer_rule_candidates(t, &r, &ctx, order), 2);
+	CHECK_INT(order[0], 0);
+	t->ccx[0].clocks[TOPOLOGY_CLOCK_CPUFREQ] = 5250000;
+	t->ccx[1].clocks[TOPOLOGY_CLOCK_CPUFREQ] = 5759000;
+	topology_pick_clocks(t);
+	CHECK_INT(placer_rule_candidates(t, &r, &ctx, order), 2);
+	CHECK_INT(order[0], 1);
+	/* Known and alike: nothing to prefer, the load decides. */
+	t->ccx[1].clocks[TOPOLOGY_CLOCK_CPUFREQ] = 5250000;
+	t->ccx[0].clocks[TOPOLOGY_CLOCK_CPPC] = t->ccx[1].clocks[TOPOLOGY_CLOCK_CPPC] = 0;
+	topology_pick_clocks(t);
+	CHECK_INT(placer_rule_candidates(t, &r, &ctx, order), 2);
+	CHECK_INT(order[0], 0);
+	/* prefer = cache is the L3 alone. */
+	r.prefer = RULE_PREFER_CACHE;
+	load[0] = 9;
+	CHECK_INT(placer_rule_candidates(t, &r, &ctx, order), 2);
+	CHECK_INT(order[0], 0);
+	topology_free(t);
+}
+
+/* The 1900X's second die has no memory: rules and groups go to the first
+ * while it has room, whatever the load. */
+static void ccxs_with_local_memory_come_first(void) {
+	struct topology *t = test_topology_file("amd-threadripper-1900x-numa.xml");
+	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_COMPACT };
+	unsigned order[2], processes[2] = { 4, 0 };
+	struct placer_context ctx = { processes, 2, NULL };
+	double demand[] = { 2.0 }, busy[] = { 5.0, 0.0 }, full[] = { 7.0, 0.0 }, load[] = { 3.0, 0.0 };
+	int ccx = -1;
+
+	if (!t)
+		return;
+	CHECK_INT(placer_rule_candidates(t, &r, &ctx, order), 2);
+	CHECK_INT(order[0], 0);
+	CHECK_INT(placer_groups(t, demand, 1, busy, load, &ccx), 1);
+	CHECK_INT(ccx, 0);
+	/* No room left there: the die without memory is better than nothing. */
+	CHECK_INT(placer_groups(t, demand, 1, full, NULL, &ccx), 1);
+	CHECK_INT(ccx, 1);
+	topology_free(t);
+}
+
+/* Room as the seating counts it: one-per-core needs a core no other group
+ * holds for each busy thread, however many CPUs the CCX has. */
+static void room_is_counted_as_the_seating_counts_it(void) {
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");   /* 2 CCXs of 4 cores, 8 CPUs */
+	unsigned eight[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	struct placer_group_need need = { 8.0, SEATING_CORES, 8, eight };
+	cpu_set_t taken[2];
+	double busy[2] = { 3.0, 0.0 }, load[2] = { 0.0, 6.0 };
+
+	if (!t)
+		return;
+	/* Eight single-threaded busy processes: 8 CPUs, but 4 cores, and
+	 * smt-siblings puts single threads on one core's 2 PUs: only
+	 * shared-cpu seats them. */
+	CHECK(!placer_seat_fits(&t->ccx[0], SEATING_CORES, 8, eight, NULL));
+	CHECK(!placer_seat_fits(&t->ccx[0], SEATING_SMT, 8, eight, NULL));
+	CHECK(placer_seat_fits(&t->ccx[0], SEATING_SHARED, 8, eight, NULL));
+	/* Nowhere does it fit one per core: a CCX with room in CPUs still
+	 * takes it, and the seating says -ENOSPC there. */
+	CHECK_INT(placer_group_ccx(t, &need, NULL, NULL, NULL), 0);
+
+	/* Another group holds three cores of CCX 0 (0-2 and 8-10), and other
+	 * programs keep CCX 1 busy: by CPUs CCX 0 has the most room left, but
+	 * a pair one per core fits only on CCX 1's free cores. */
+	CPU_ZERO(&taken[0]);
+	CPU_ZERO(&taken[1]);
+	for (int cpu = 0; cpu < 3; cpu++) {
+		CPU_SET(cpu, &taken[0]);
+		CPU_SET(cpu + 8, &taken[0]);
+	}
+	need = (struct placer_group_need){ 1.2, SEATING_CORES, 2, NULL };
+	int old = -1;
+	CHECK_INT(placer_groups(t, &need.demand, 1, busy, load, &old), 1);
+	CHECK_INT(old, 0);
+	CHECK(!placer_seat_fits(&t->ccx[0], SEATING_CORES, 2, NULL, &taken[0]));
+	CHECK_INT(placer_group_ccx(t, &need, busy, load, taken), 1);
+	/* One thread: the free core of CCX 0 does. */
+	need.n = 1;
+	CHECK_INT(placer_group_ccx(t, &need, busy, load, taken), 0);
+	/* smt-siblings of a pair fit the free core's two PUs. */
+	need = (struct placer_group_need){ 1.2, SEATING_SMT, 2, NULL };
+	CHECK_INT(placer_group_ccx(t, &need, busy, load, taken), 0);
+	/* Demand beyond a CCX's CPUs fits nowhere. */
+	need.demand = 9.0;
+	CHECK_INT(placer_group_ccx(t, &need, NULL, NULL, NULL), -1);
+	topology_free(t);
+
+	/* EPYC 7402: 3-core CCXs. Four members one per core fit none. */
+	t = test_topology_file("amd-epyc-7402-2s.xml");
+	if (t) {
+		unsigned four[4] = { 1, 1, 1, 1 };
+		for (unsigned c = 0; c < t->n_ccx; c++)
+			CHECK(!placer_seat_fits(&t->ccx[c], SEATING_CORES, 4, four, NULL) &&
+			      placer_seat_fits(&t->ccx[c], SEATING_CORES, 3, four, NULL));
+	}
+	topology_free(t);
+}
+
 TEST_MAIN(T(seatings_on_a_zen1_ccx), T(seatings_for_busy_threads), T(load_of_each_ccx_from_its_cpus),
 	  T(a_ccx_busy_with_other_load_is_avoided), T(no_smt_without_siblings), T(pin_takes_every_listed_ccx), T(smt_avoid_takes_one_pu_per_core), T(compact_auto_takes_the_least_loaded_ccx),
 	  T(auto_honours_the_cpuset), T(prefer_cache_and_frequency_on_an_x3d), T(spread_gives_each_ccx_a_set),
 	  T(missing_ccx_is_an_error), T(groups_go_where_there_is_room), T(groups_avoid_busy_ccxs),
-	  T(more_groups_than_ccxs))
+	  T(more_groups_than_ccxs), T(prefer_frequency_follows_known_clocks), T(ccxs_with_local_memory_come_first),
+	  T(room_is_counted_as_the_seating_counts_it))

@@ -241,6 +241,58 @@ static void ancestors_of_this_process(void) {
 		CHECK_INT(a[0].pid, getppid());
 }
 
+/* What /sys says of the CPUs' clocks, the X3D driver and the scheduler,
+ * from fixture trees; odd contents are errors, never crashes. */
+static void clocks_x3d_mode_and_llc_balancing_from_sys(void) {
+	char root[] = "/tmp/ccxd-test-sysfs-XXXXXX", rm[64 + sizeof(root)], mode[PROCFS_X3D_MODE_MAX], path[PATH_MAX];
+	static const char *const bad[] = { "", "\n", "-5\n", "0\n", "abc\n", "12abc\n", "99999999999999999999999\n" };
+	uint64_t v = 0;
+
+	CHECK(mkdtemp(root) != NULL);
+	CHECK_INT(procfs_read_cpu_max_khz(root, 0, &v), -ENOENT);
+	fixture(root, "/sys/devices/system/cpu/cpu3/cpufreq/cpuinfo_max_freq", "5759000\n");
+	CHECK_INT(procfs_read_cpu_max_khz(root, 3, &v), 0);
+	CHECK(v == 5759000);
+	fixture(root, "/sys/devices/system/cpu/cpu3/acpi_cppc/highest_perf", "196\n");
+	CHECK_INT(procfs_read_cpu_highest_perf(root, 3, &v), 0);
+	CHECK(v == 196);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fixture(root, "/sys/devices/system/cpu/cpu3/cpufreq/cpuinfo_max_freq", bad[i]);
+		CHECK_INT(procfs_read_cpu_max_khz(root, 3, &v), -EINVAL);
+	}
+
+	CHECK_INT(procfs_find_x3d_mode(root, path, sizeof(path)), -ENOENT);
+	CHECK_INT(procfs_read_x3d_mode(root, mode), -ENOENT);
+	CHECK_INT(procfs_write_x3d_mode(root, "cache"), -ENOENT);
+	fixture(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "frequency\n");
+	CHECK_INT(procfs_read_x3d_mode(root, mode), 0);
+	CHECK_STR(mode, "frequency");
+	CHECK_INT(procfs_write_x3d_mode(root, "cache"), 0);
+	CHECK_INT(procfs_read_x3d_mode(root, mode), 0);
+	CHECK_STR(mode, "cache");
+	fixture(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "\n");
+	CHECK_INT(procfs_read_x3d_mode(root, mode), -EINVAL);
+	fixture(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "a-very-long-mode-name\n");
+	CHECK_INT(procfs_read_x3d_mode(root, mode), -EINVAL);
+
+	CHECK_INT(procfs_read_llc_balancing(root), -ENOENT);
+	fixture(root, "/sys/kernel/debug/sched/features", "GENTLE_FAIR_SLEEPERS START_DEBIT NO_SCHED_CACHE TTWU_QUEUE\n");
+	CHECK_INT(procfs_read_llc_balancing(root), 0);
+	fixture(root, "/sys/kernel/debug/sched/features", "START_DEBIT SCHED_CACHE\n");
+	CHECK_INT(procfs_read_llc_balancing(root), 1);
+	fixture(root, "/sys/kernel/debug/sched/features", "START_DEBIT SCHED_CACHE_X\n");
+	CHECK_INT(procfs_read_llc_balancing(root), -ENOENT);
+	/* The switch of its own comes first. */
+	fixture(root, "/sys/kernel/debug/sched/llc_balancing/enabled", "0\n");
+	fixture(root, "/sys/kernel/debug/sched/features", "SCHED_CACHE\n");
+	CHECK_INT(procfs_read_llc_balancing(root), 0);
+	fixture(root, "/sys/kernel/debug/sched/llc_balancing/enabled", "1\n");
+	CHECK_INT(procfs_read_llc_balancing(root), 1);
+	CHECK_INT(procfs_parse_sched_cache_feature(""), -ENOENT);
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+	CHECK_INT(system(rm), 0);
+}
+
 static void cgroup_paths_that_climb_out_are_refused(void) {
 	char buf[] = "3:cpuset:/../etc\n0::/a/../../b\n";
 	char none[] = "garbage\n4:memory:/x\n";
@@ -617,4 +669,5 @@ TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(c
 	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time), T(switches_from_status),
 	  T(a_threads_own_cpu_time), T(kept_fds_read_afresh_until_the_process_is_gone), T(another_users_fds_are_refused),
 	  T(walks_down_where_asked), T(lists_a_range_of_pids), T(cgroup_path_of_v2_v1_and_hybrid),
-	  T(cgroup_path_read_from_a_fixture_tree), T(ancestors_up_to_init), T(ancestors_of_this_process))
+	  T(cgroup_path_read_from_a_fixture_tree), T(ancestors_up_to_init), T(ancestors_of_this_process),
+	  T(clocks_x3d_mode_and_llc_balancing_from_sys))

@@ -224,8 +224,38 @@ static void what_is_a_reason_to_decide(void) {
 	CHECK_INT(ruling_look("encoder", true, "encoder", RULING_EXEC), RULING_FORGET_DECIDE);
 }
 
+/* A rule with prefer = says what it chose, and on an X3D part how the
+ * driver's mode bears on it. */
+static void prefer_explains_itself_and_the_x3d_mode(void) {
+	struct topology *t = test_topology_file("amd-ryzen9-7950x3d.xml");
+	struct rule rule = { .name = "x", .policy = RULE_POLICY_COMPACT, .ccx_auto = true, .prefer = RULE_PREFER_CACHE };
+	static const unsigned none[2];
+	struct ruling_context ctx = { .topology = t, .load = none };
+	struct ruling_subject s = stranger();
+	struct ruling r;
+
+	if (!t)
+		return;
+	s.allowed = s.mask = t->online;
+	CHECK_INT(ruling_decide(&rule, &s, &ctx, &r), 0);
+	CHECK_STR(r.reason, "rule x; prefer = cache: CCX 0, the largest L3");
+	rule.prefer = RULE_PREFER_FREQUENCY;
+	CHECK_INT(ruling_decide(&rule, &s, &ctx, &r), 0);
+	CHECK_STR(r.reason, "rule x; prefer = frequency: CCX 1, the smallest L3, no clocks known");
+	snprintf(t->x3d_mode, sizeof(t->x3d_mode), "cache");
+	CHECK_INT(ruling_decide(&rule, &s, &ctx, &r), 0);
+	CHECK_STR(r.reason, "rule x; prefer = frequency: CCX 1, the smallest L3, no clocks known; X3D mode cache "
+			    "ranks the other die first for unpinned work, the pin holds");
+	rule.prefer = RULE_PREFER_CACHE;
+	ctx.dry_run = true;
+	CHECK_INT(ruling_decide(&rule, &s, &ctx, &r), 0);
+	CHECK_STR(r.reason, "rule x: would pin to CCX 0; prefer = cache: CCX 0, the largest L3; X3D mode cache ranks it "
+			    "first too");
+	topology_free(t);
+}
+
 TEST_MAIN(T(ignore_is_noted_and_nothing_set), T(pair_and_auto_are_handed_over), T(pin_takes_the_named_ccx),
-	  T(dry_run_would_pin), T(a_hand_set_mask_is_left_alone_unless_forced), T(ccxd_own_narrow_mask_is_no_hand),
+	  T(dry_run_would_pin), T(prefer_explains_itself_and_the_x3d_mode), T(a_hand_set_mask_is_left_alone_unless_forced), T(ccxd_own_narrow_mask_is_no_hand),
 	  T(a_mask_as_wide_as_the_cpuset_is_no_hand), T(the_cgroup_cpuset_bounds_the_cpus),
 	  T(another_machines_topology_is_not_bounded_here), T(spread_gives_a_set_per_ccx_within_the_cpuset),
 	  T(sets_go_only_with_a_pin), T(a_ccx_that_does_not_exist_is_no_ccx),

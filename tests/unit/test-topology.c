@@ -1,9 +1,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
+#include <hwloc.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cpulist.h"
+#include "fixture.h"
 #include "test.h"
 #include "topologies.h"
 #include "topology.h"
@@ -509,6 +513,210 @@ static void ccx_of_cpu_finds_present_cpus_only(void) {
 	topology_free(NULL);
 }
 
+/* ---- CCXs that are not alike ---- */
+
+/* The 7950X3D as if it ran here: its /sys from a fixture tree. */
+static struct topology *x3d_with(const char *root) {
+	struct topology *t = test_topology_file("amd-ryzen9-7950x3d.xml");
+
+	if (t)
+		topology_read_system(t, root);
+	return t;
+}
+
+/* cpufreq first; a source that sees every CCX alike gives way to one that
+ * tells them apart; one that misses a CPU says nothing. */
+static void clocks_come_from_cpufreq_then_cppc(void) {
+	char root[PATH_MAX];
+	struct topology *t;
+
+	fixture_root(root);
+	t = x3d_with(root);
+	if (t) {
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_NONE);
+		CHECK(t->ccx[0].clock == 0 && !topology_clocks_differ(t));
+	}
+	topology_free(t);
+
+	/* The V-Cache die (CCX 0, 0-7,16-23) clocks lower. */
+	fixture_cpus(root, 0, 7, "cpufreq/cpuinfo_max_freq", "5250000\n");
+	fixture_cpus(root, 16, 23, "cpufreq/cpuinfo_max_freq", "5250000\n");
+	fixture_cpus(root, 8, 15, "cpufreq/cpuinfo_max_freq", "5759000\n");
+	fixture_cpus(root, 24, 31, "cpufreq/cpuinfo_max_freq", "5759000\n");
+	fixture_cpus(root, 0, 31, "acpi_cppc/highest_perf", "166\n");
+	t = x3d_with(root);
+	if (t) {
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_CPUFREQ);
+		CHECK(t->ccx[0].clock == 5250000 && t->ccx[1].clock == 5759000);
+		CHECK(topology_clocks_differ(t));
+	}
+	topology_free(t);
+
+	/* A driver that gives every core one top clock: CPPC tells. */
+	fixture_cpus(root, 0, 31, "cpufreq/cpuinfo_max_freq", "5759000\n");
+	fixture_cpus(root, 0, 7, "acpi_cppc/highest_perf", "231\n");
+	t = x3d_with(root);
+	if (t) {
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_CPPC);
+		CHECK(t->ccx[0].clock == 231 && t->ccx[1].clock == 166);
+	}
+	topology_free(t);
+
+	/* Where amd_x3d_vcache is bound, CPPC is its mode's ranking: no clock. */
+	fixture_file(root, FIXTURE_X3D, "cache\n");
+	t = x3d_with(root);
+	if (t) {
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_CPUFREQ);
+		CHECK(!topology_clocks_differ(t));
+		CHECK_STR(t->x3d_mode, "cache");
+	}
+	topology_free(t);
+
+	/* One CPU without cpufreq: cpufreq says nothing of its CCX. */
+	fixture_cpus(root, 0, 7, "cpufreq/cpuinfo_max_freq", "5250000\n");
+	fixture_cpus(root, 16, 23, "cpufreq/cpuinfo_max_freq", "5250000\n");
+	fixture_file(root, "/sys/devices/system/cpu/cpu31/cpufreq/cpuinfo_max_freq", "garbage\n");
+	t = x3d_with(root);
+	if (t) {
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_NONE);
+		CHECK(t->ccx[1].clocks[TOPOLOGY_CLOCK_CPUFREQ] == 0 && t->ccx[0].clocks[TOPOLOGY_CLOCK_CPUFREQ] == 5250000);
+	}
+	topology_free(t);
+	fixture_remove(root);
+}
+
+/* Another machine's topology is never described by this machine's /sys;
+ * the running system's is. */
+static void only_the_running_system_reads_sys(void) {
+	char root[PATH_MAX];
+	struct topology *t = NULL;
+	char *error = NULL;
+
+	fixture_root(root);
+	fixture_cpus(root, 0, 31, "cpufreq/cpuinfo_max_freq", "4000000\n");
+	fixture_file(root, FIXTURE_X3D, "frequency\n");
+	fixture_file(root, "/sys/kernel/debug/sched/llc_balancing/enabled", "1\n");
+	CHECK_INT(topology_load_at("xml:" TEST_TOPOLOGIES_DIR "/amd-ryzen9-7950x3d.xml", root, &t, &error), 0);
+	if (t) {
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_NONE);
+		CHECK_STR(t->x3d_mode, "");
+		CHECK_INT(t->llc_balancing, -1);
+	}
+	topology_free(t);
+	t = NULL;
+	CHECK_INT(topology_load_at("synthetic:pack:1 l3:2 core:1 pu:1", root, &t, &error), 0);
+	if (t)
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_NONE);
+	topology_free(t);
+	t = NULL;
+	CHECK_INT(topology_load_at("system", root, &t, &error), 0);
+	if (t) {
+		CHECK_STR(t->x3d_mode, "frequency");
+		CHECK_INT(t->llc_balancing, 1);
+		/* This machine's CPUs are all in the fixture: cpufreq is complete. */
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_CPUFREQ);
+		CHECK(t->ccx[0].clock == 4000000);
+	}
+	topology_free(t);
+	free(error);
+	fixture_remove(root);
+}
+
+/* Exports a synthetic machine of two L3s with the CPU kinds given
+ * (first..last PUs, FrequencyMaxMHz or NULL, forced efficiency or -1) to
+ * path: what a hybrid part with one L3 per kind (Zen 5 and Zen 5c) looks
+ * like to hwloc. */
+struct kind {
+	unsigned first, last;
+	const char *mhz;
+	int efficiency;
+};
+
+static void export_kinds(const char *path, const struct kind *kinds, size_t n) {
+	hwloc_topology_t topo;
+
+	CHECK_INT(hwloc_topology_init(&topo), 0);
+	CHECK_INT(hwloc_topology_set_synthetic(topo, "pack:1 l3:2 core:4 pu:1"), 0);
+	CHECK_INT(hwloc_topology_load(topo), 0);
+	for (size_t i = 0; i < n; i++) {
+		hwloc_bitmap_t set = hwloc_bitmap_alloc();
+		struct hwloc_info_s info = { (char *)"FrequencyMaxMHz", (char *)kinds[i].mhz };
+		hwloc_bitmap_set_range(set, (int)kinds[i].first, (int)kinds[i].last);
+		CHECK_INT(hwloc_cpukinds_register(topo, set, kinds[i].efficiency, kinds[i].mhz ? 1 : 0,
+						  kinds[i].mhz ? &info : NULL, 0), 0);
+		hwloc_bitmap_free(set);
+	}
+	CHECK_INT(hwloc_topology_export_xml(topo, path, 0), 0);
+	hwloc_topology_destroy(topo);
+}
+
+static struct topology *load_kinds(const struct kind *kinds, size_t n) {
+	char path[] = "/tmp/ccxd-test-kinds-XXXXXX", spec[64];
+	int fd = mkstemp(path);
+	struct topology *t;
+
+	CHECK(fd >= 0);
+	close(fd);
+	export_kinds(path, kinds, n);
+	snprintf(spec, sizeof(spec), "xml:%s", path);
+	t = test_topology(spec);
+	unlink(path);
+	return t;
+}
+
+static void hybrid_ccxs_from_cpu_kinds(void) {
+	static const struct kind by_frequency[] = { { 0, 3, "5100", -1 }, { 4, 7, "3300", -1 } };
+	static const struct kind by_rank[] = { { 0, 3, NULL, 0 }, { 4, 7, NULL, 1 } };
+	static const struct kind alike[] = { { 0, 7, "4000", -1 } };
+	struct topology *t = load_kinds(by_frequency, 2);
+
+	if (t) {
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_KINDS);
+		CHECK(t->ccx[0].clock == 5100000 && t->ccx[1].clock == 3300000);
+		CHECK(!t->ccx[0].efficiency_cores && t->ccx[1].efficiency_cores);
+	}
+	topology_free(t);
+	/* Ranked, without frequencies: the rank stands for the clock. */
+	t = load_kinds(by_rank, 2);
+	if (t) {
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_EFFICIENCY);
+		CHECK(t->ccx[0].clock < t->ccx[1].clock);
+		CHECK(t->ccx[0].efficiency_cores && !t->ccx[1].efficiency_cores);
+	}
+	topology_free(t);
+	t = load_kinds(alike, 1);
+	if (t) {
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_KINDS);
+		CHECK(!topology_clocks_differ(t) && !t->ccx[0].efficiency_cores && !t->ccx[1].efficiency_cores);
+	}
+	topology_free(t);
+}
+
+/* Real exports: the hybrid i7-1370P's one L3 holds both kinds (nothing sets
+ * it apart); the 1900X's second die has no memory of its own; exports from
+ * CPUID say nothing of memory, which is not "none". */
+static void kinds_and_memory_of_real_machines(void) {
+	struct topology *t = test_topology_file("intel-core-i7-1370p-hybrid.xml");
+
+	if (t) {
+		CHECK_INT(t->clock_source, TOPOLOGY_CLOCK_KINDS);
+		CHECK(t->ccx[0].clock == 5000000 && !t->ccx[0].efficiency_cores);
+	}
+	topology_free(t);
+	t = test_topology_file("amd-threadripper-1900x-numa.xml");
+	if (t)
+		CHECK(!t->ccx[0].no_local_memory && t->ccx[1].no_local_memory);
+	topology_free(t);
+	static const char *const with_memory[] = { "amd-threadripper-1950x-numa.xml", "amd-epyc-7a53-nps4.xml",
+						   "amd-ryzen9-7950x3d.xml", "intel-xeon-8480-2s-snc4.xml" };
+	for (size_t f = 0; f < sizeof(with_memory) / sizeof(with_memory[0]); f++) {
+		t = test_topology_file(with_memory[f]);
+		for (unsigned c = 0; t && c < t->n_ccx; c++)
+			CHECK(!t->ccx[c].no_local_memory);
+		topology_free(t);
+	}
+}
+
 TEST_MAIN(T(readme_machines_have_readme_counts), T(readme_machines_have_readme_l3_sizes),
 	  T(readme_machines_have_readme_pu_numbering), T(unequal_l3_sizes_on_7950x3d),
 	  T(every_xml_file_loads), T(synthetic_1800x_has_two_ccx_with_linux_numbering),
@@ -520,4 +728,5 @@ TEST_MAIN(T(readme_machines_have_readme_counts), T(readme_machines_have_readme_l
 	  T(threadripper_1900x_second_ccx_has_no_numa_node), T(epyc_7551_two_ccx_per_numa_node),
 	  T(snc4_has_four_numa_nodes_per_ccx), T(power9_offline_pus_are_excluded),
 	  T(system_counts_every_online_cpu), T(bad_specs_are_errors),
-	  T(ccx_of_cpu_finds_present_cpus_only))
+	  T(ccx_of_cpu_finds_present_cpus_only), T(clocks_come_from_cpufreq_then_cppc),
+	  T(only_the_running_system_reads_sys), T(hybrid_ccxs_from_cpu_kinds), T(kinds_and_memory_of_real_machines))

@@ -1,0 +1,88 @@
+#include "x3d.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomicfile.h"
+#include "procfs.h"
+
+static void original_path(const char *root, const char *runtime_dir, char *path, size_t size) {
+	snprintf(path, size, "%s%s/%s", root, runtime_dir, X3D_ORIGINAL_FILE);
+}
+
+/* The mode recorded by an earlier run: 0, or -ENOENT when none (or what is
+ * there is no mode the driver has: such a file is no evidence). */
+static int read_original(const char *root, const char *runtime_dir, char mode[PROCFS_X3D_MODE_MAX]) {
+	char path[PATH_MAX], buf[64];
+	ssize_t len;
+	size_t n;
+
+	original_path(root, runtime_dir, path, sizeof(path));
+	len = procfs_read_file(path, buf, sizeof(buf));
+	if (len < 0)
+		return -ENOENT;
+	n = strcspn(buf, "\n");
+	buf[n] = '\0';
+	if (strcmp(buf, "cache") != 0 && strcmp(buf, "frequency") != 0)
+		return -ENOENT;
+	memcpy(mode, buf, n + 1);
+	return 0;
+}
+
+static int write_original(const char *root, const char *runtime_dir, const char *mode) {
+	char path[PATH_MAX], text[PROCFS_X3D_MODE_MAX + 1];
+
+	original_path(root, runtime_dir, path, sizeof(path));
+	snprintf(text, sizeof(text), "%s\n", mode);
+	return atomicfile_write(path, text, 0644, false);
+}
+
+static void forget_original(const char *root, const char *runtime_dir) {
+	char path[PATH_MAX];
+
+	original_path(root, runtime_dir, path, sizeof(path));
+	(void)unlink(path);
+}
+
+/* Writes mode unless the driver says so already: 1 written, 0 not needed. */
+static int set_mode(const char *root, const char *now, const char *mode) {
+	int r;
+
+	if (strcmp(now, mode) == 0)
+		return 0;
+	r = procfs_write_x3d_mode(root, mode);
+	return r < 0 ? r : 1;
+}
+
+int x3d_apply(const char *root, const char *runtime_dir, enum config_x3d want) {
+	char now[PROCFS_X3D_MODE_MAX], original[PROCFS_X3D_MODE_MAX];
+	bool recorded;
+	int r = procfs_read_x3d_mode(root, now);
+
+	if (r < 0)
+		return r;
+	recorded = read_original(root, runtime_dir, original) == 0;
+	if (want == CONFIG_X3D_KEEP) {
+		if (!recorded)
+			return 0;
+		r = set_mode(root, now, original);
+		if (r >= 0)
+			forget_original(root, runtime_dir);
+		return r;
+	}
+	/* Recorded before the change: a crash between the two leaves a record
+	 * of the mode that is still set, which is harmless. */
+	if (!recorded) {
+		r = write_original(root, runtime_dir, now);
+		if (r < 0)
+			return r;
+	}
+	return set_mode(root, now, config_x3d_to_string(want));
+}
+
+int x3d_restore(const char *root, const char *runtime_dir) {
+	return x3d_apply(root, runtime_dir, CONFIG_X3D_KEEP);
+}
