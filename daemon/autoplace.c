@@ -800,6 +800,7 @@ struct autoplace_stats autoplace_stats(const struct autoplace *a) {
 	st.note = sampler_note(a->sampler);
 	st.counted = sampler_counted(a->sampler);
 	st.counted_note = sampler_counted_note(a->sampler);
+	st.last_counting_usec = sampler_counting_usec(a->sampler);
 	return st;
 }
 

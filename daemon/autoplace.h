@@ -76,6 +76,7 @@ struct autoplace_group {
 struct autoplace_stats {
 	uint64_t cycles;
 	uint64_t last_cycle_usec;  /* CPU time the last cycle took */
+	uint64_t last_counting_usec;   /* of which reading the traffic counters (sampler_counting_usec()) */
 	size_t last_scanned;       /* processes looked at */
 	size_t last_active;        /* of which used CPU */
 	uint64_t moves, kept, reverted;

@@ -34,6 +34,7 @@ struct sampler {
 	struct reader *reader;     /* reads the processes */
 	struct traffic *traffic;   /* the kernel's exact counts per channel; NULL: none */
 	char traffic_note[160];    /* why there are none, when BPF was allowed */
+	uint64_t counting_usec;    /* what reading them took the last sample */
 };
 
 const char *channel_kind_to_string(enum channel_kind k) {
@@ -90,6 +91,10 @@ const char *sampler_counted(const struct sampler *s) {
 	bool sockets = s->traffic && traffic_counts_sockets(s->traffic);
 
 	return pipes && sockets ? "pipes and sockets" : pipes ? "pipes" : sockets ? "sockets" : "none";
+}
+
+uint64_t sampler_counting_usec(const struct sampler *s) {
+	return s->counting_usec;
 }
 
 const char *sampler_counted_note(const struct sampler *s) {
@@ -462,6 +467,7 @@ static void switches_of_members(struct sampler *s, struct scan *sc, struct sampl
 /* The channels the kernel counts, from its counts since the last sample
  * (the first only starts them); those it does not, from /proc. */
 static int count_traffic(struct sampler *s, struct sampler_result *res, size_t *allocated) {
+	uint64_t started = util_usec(CLOCK_THREAD_CPUTIME_ID);
 	struct traffic_entry *e;
 	size_t n;
 	int r;
@@ -476,6 +482,7 @@ static int count_traffic(struct sampler *s, struct sampler_result *res, size_t *
 	r = conversations_add(res, allocated, e, n, (double)res->window_usec / 1e6, traffic_counts_pipes(s->traffic),
 			      traffic_counts_sockets(s->traffic));
 	free(e);
+	s->counting_usec = util_usec(CLOCK_THREAD_CPUTIME_ID) - started;
 	return r;
 }
 

@@ -115,6 +115,9 @@ const char *sampler_reading_to_string(enum sampler_reading r);
  * process's read(2)/write(2) bytes. And why not all, or NULL. */
 const char *sampler_counted(const struct sampler *s);
 const char *sampler_counted_note(const struct sampler *s);
+/* The CPU time the last sample took to read the counts and make them
+ * channels, in microseconds: what the counters cost a sample. */
+uint64_t sampler_counting_usec(const struct sampler *s);
 
 /* One cycle at now_usec (CLOCK_MONOTONIC). The first call only takes the
  * baseline and returns an empty result. */

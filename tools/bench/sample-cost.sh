@@ -64,17 +64,18 @@ talk() {
 	done
 }
 
-# cycles: prints "cycle_usec scanned active", medians of 16 cycles. Idle
+# cycles: prints "cycle_usec scanned active counting_usec", medians of 16
+# cycles (counting: reading the traffic counters, part of the cycle). Idle
 # processes are read every 8th sample once they have slept 10: 16 samples
 # span two rounds of that.
 cycles() {
 	: > "$WORK/cycles"
 	for i in $(seq 16); do
 		./tools/ccxctl --socket "$WORK/ccxd.sock" --json status |
-			jq -r '.sampling | "\(.last_cycle_usec) \(.processes_scanned) \(.processes_active)"' >> "$WORK/cycles"
+			jq -r '.sampling | "\(.last_cycle_usec) \(.processes_scanned) \(.processes_active) \(.last_counting_usec)"' >> "$WORK/cycles"
 		sleep 1
 	done
-	for col in 1 2 3; do
+	for col in 1 2 3 4; do
 		cut -d' ' -f"$col" "$WORK/cycles" | sort -n | sed -n 8p
 	done | tr '\n' ' '
 }
@@ -110,12 +111,12 @@ measure() {
 
 echo "Machine: $(nproc) CPUs, $(uname -r); command: KINDS=\"$KINDS\" TRAFFIC=$TRAFFIC PINGPONG=$PINGPONG tools/bench/sample-cost.sh $COUNTS ($(date -u +%Y-%m-%d))"
 echo
-echo "| idle processes | scanned | active | cycle us | active (40 pairs) | cycle us (40 pairs) | us per active process | us per scanned process |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| idle processes | scanned | active | cycle us | counting us | active (40 pairs) | cycle us (40 pairs) | counting us (40 pairs) | us per active process | us per scanned process |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for n in $COUNTS; do
 	set -- $(measure "$n")
-	c1=$1 s1=$2 a1=$3 c2=$4 a2=$6
-	awk -v n="$n" -v c1="$c1" -v s1="$s1" -v a1="$a1" -v c2="$c2" -v a2="$a2" 'BEGIN {
+	c1=$1 s1=$2 a1=$3 k1=$4 c2=$5 a2=$7 k2=$8
+	awk -v n="$n" -v c1="$c1" -v s1="$s1" -v a1="$a1" -v k1="$k1" -v c2="$c2" -v a2="$a2" -v k2="$k2" 'BEGIN {
 		per_active = a2 > a1 ? (c2 - c1) / (a2 - a1) : 0
-		printf "| %d | %d | %d | %d | %d | %d | %.1f | %.1f |\n", n, s1, a1, c1, a2, c2, per_active, c1 / s1 }'
+		printf "| %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f |\n", n, s1, a1, c1, k1, a2, c2, k2, per_active, c1 / s1 }'
 done

@@ -18,7 +18,9 @@
  * median of the pairs' ratios (with / without). On a machine where other
  * work runs the rate mostly tells how long the CPUs were given to others;
  * the CPU time per unit, less so. Then the wall time of the reads of the
- * counts (one after each run with them). All run on one CPU (the last this
+ * counts (one after each run with them), and of 100 reads 10 ms apart
+ * while every CPU is busy (a spinner each, at ccxd's priority) and a
+ * ping-pong through a Unix socketpair keeps the counters at work. All run on one CPU (the last this
  * process may use): as ccxd would seat such a pair, and so that a
  * ping-pong does not go from wakeups on one CPU to wakeups across two (at
  * another speed) from one run to the next. no-syscalls: pipes not counted
@@ -165,6 +167,62 @@ static double median(double *v, int n) {
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* A process that spins until killed, on any CPU. */
+static pid_t spinner(void) {
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		cpu_set_t all;
+		CPU_ZERO(&all);
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			CPU_SET(c, &all);
+		sched_setaffinity(0, sizeof(all), &all);
+		for (;;)
+			;
+	}
+	return pid;
+}
+
+/* The wall time of reads of the counts (ms, into reads) while the CPUs are
+ * busy and a ping-pong is counted; how many. */
+static int reads_under_load(bool with_syscalls, double *reads, int max) {
+	long n_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pid_t load[65], pp;
+	struct traffic *t;
+	int n = 0, n_load = 0;
+
+	if (traffic_new(with_syscalls, &t) < 0)
+		return 0;
+	pp = fork();
+	if (pp == 0) {   /* a group of its own: its echo goes with it */
+		setpgid(0, 0);
+		_exit(pingpong(60, true).rate > 0 ? 0 : 1);
+	}
+	if (pp > 0)
+		setpgid(pp, pp);   /* before any kill, whichever runs first */
+	for (long c = 0; c < n_cpus && n_load < 65; c++)
+		load[n_load++] = spinner();
+	for (; n < max; n++) {
+		struct traffic_entry *e;
+		size_t count;
+		double start;
+		usleep(10000);
+		start = now();
+		if (traffic_read(t, &e, &count) == 0)
+			free(e);
+		reads[n] = (now() - start) * 1e3;
+	}
+	for (int i = 0; i < n_load; i++)
+		if (load[i] > 0)
+			kill(load[i], SIGKILL);
+	if (pp > 0)
+		kill(-pp, SIGKILL);
+	while (wait(NULL) > 0)
+		;
+	traffic_free(t);
+	return n;
+}
+
 int main(int argc, char **argv) {
 	static const char *const names[] = { "stream", "pingpong_pipe", "pingpong_unix", "getppid" };
 	double seconds = argc > 1 ? atof(argv[1]) : 0.5, reads[4 * MAX_PAIRS];
@@ -227,5 +285,11 @@ int main(int argc, char **argv) {
 	}
 	seconds = median(reads, n_reads);   /* sorts them */
 	printf("reads of the counts: median %.3f ms, longest %.3f ms, of %d\n", seconds, reads[n_reads - 1], n_reads);
+	n_reads = reads_under_load(with_syscalls, reads, 100);
+	if (n_reads > 0) {
+		seconds = median(reads, n_reads);
+		printf("reads of the counts with every CPU busy: median %.3f ms, longest %.3f ms, of %d\n", seconds,
+		       reads[n_reads - 1], n_reads);
+	}
 	return 0;
 }
