@@ -5,6 +5,9 @@
 # connector is unavailable (PID namespace): ccxd's /proc polling is what
 # finds programs there.
 #
+# A rule that names a systemd unit (unit =) pins a program started in
+# that unit, and not its twin outside it.
+#
 # The rootfs is cached in $CCXD_TEST_NSPAWN_CACHE (default /var/cache/ccxd-test);
 # building it takes about a minute and needs the Debian mirror. The test
 # skips when it cannot run here. make check-systemd runs it alone.
@@ -94,13 +97,18 @@ missing=$(chroot "$ROOT" ldd /usr/sbin/ccxd /usr/bin/ccxctl | awk '/not found/ {
 ok "make install DESTDIR=rootfs"
 
 cp "$ROOT/bin/sleep" "$ROOT/usr/local/bin/ccxt-nspawn"
+cp "$ROOT/bin/sleep" "$ROOT/usr/local/bin/ccxt-unit"
 CONFIG="[daemon]
 topology = $TWO_CCX
 interval = 100ms
 metrics_file = /run/ccxd/ccxd.prom
 
 [program:ccxt-nspawn]
-ccx = 1"
+ccx = 1
+
+[program:ccxt-unit]
+unit = ccxt-unit-*.service
+ccx = 0"
 echo "$CONFIG" > "$ROOT/etc/ccxd.conf"
 # The shipped 20 s would make the watchdog test slow; the mechanism is the same.
 mkdir -p "$ROOT/etc/systemd/system/ccxd.service.d"
@@ -192,15 +200,41 @@ check "and CCXD_PID, CCXD_COMM, CCXD_CCX, CCXD_RULE" sh -c "echo '$entry' | jq -
 check "sent natively (not through stderr), at level info" sh -c "echo '$entry' | jq -e '
 	._TRANSPORT == \"journal\" and .PRIORITY == \"6\" and .SYSLOG_IDENTIFIER == \"ccxd\"' >/dev/null"
 
+# ---- a rule by systemd unit ---------------------------------------------------------
+
+# The same program in a service whose unit the rule names, and outside
+# any: only the first is the rule's.
+ns systemd-run --unit=ccxt-unit-a.service /usr/local/bin/ccxt-unit 300 >/dev/null 2>&1
+in_unit=$(ns systemctl show -p MainPID --value ccxt-unit-a.service)
+outside_unit=$(ns sh -c '/usr/local/bin/ccxt-unit 300 >/dev/null 2>&1 & echo $!')
+if a_pid "$in_unit" && a_pid "$outside_unit"; then
+	check "a program in the unit its rule names (unit = ccxt-unit-*.service) is pinned" \
+		wait_for 5 ccpus_are "$in_unit" 0
+	in_unit_reason() {
+		ns ccxctl --json status | jq -e --argjson pid "$in_unit" \
+			'.processes[] | select(.pid == $pid) | .reason | contains("unit ccxt-unit-a.service")' >/dev/null
+	}
+	check "and its reason names the unit" in_unit_reason
+	outside_cpus=$(ccpus "$outside_unit")
+	check "the same program in no such unit is left alone ($outside_cpus)" always 1 ccpus_are "$outside_unit" "$outside_cpus"
+	check "and is in no rule's record" sh -c "nsenter -t $LEADER -a ccxctl --json status </dev/null |
+		jq -e '[.processes[] | select(.pid == $outside_unit)] | length == 0' >/dev/null"
+else
+	not_ok "systemd-run starts ccxt-unit-a.service, and a twin outside it" "pids '$in_unit' and '$outside_unit'"
+fi
+ns systemctl stop ccxt-unit-a.service >/dev/null 2>&1
+a_pid "$outside_unit" && ns sh -c "kill $outside_unit"
+
 # ---- reload ---------------------------------------------------------------------
 
 check "systemctl reload ccxd works" ns systemctl reload ccxd
 check "and ccxd says it reloaded" sh -c "nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'Reloaded /etc/ccxd.conf'"
 printf '%s\nbogus = 1\n' "$CONFIG" > "$ROOT/etc/ccxd.conf"
+bogus_line=$(($(printf '%s\n' "$CONFIG" | wc -l) + 1))
 check "a broken config makes systemctl reload fail" sh -c "! nsenter -t $LEADER -a systemctl reload ccxd </dev/null 2>/dev/null"
 check "while ccxd keeps running" sh -c "[ \"\$(nsenter -t $LEADER -a systemctl is-active ccxd </dev/null)\" = active ] &&
 	[ \"\$(nsenter -t $LEADER -a systemctl show -p MainPID --value ccxd </dev/null)\" = $MAINPID ]"
-check "the journal says what is wrong" sh -c "nsenter -t $LEADER -a journalctl -u ccxd -b -p err </dev/null | grep -q \"/etc/ccxd.conf:8: unknown key 'bogus'\""
+check "the journal says what is wrong" sh -c "nsenter -t $LEADER -a journalctl -u ccxd -b -p err </dev/null | grep -q \"/etc/ccxd.conf:$bogus_line: unknown key 'bogus'\""
 check "and the old rules still hold" ccpus_are "$pid_in_container" 1
 echo "$CONFIG" > "$ROOT/etc/ccxd.conf"
 
