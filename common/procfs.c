@@ -719,21 +719,35 @@ static int read_cgroup_cpuset(const char *root, const char *controllers, const c
 	return -ENOENT;
 }
 
-int procfs_parse_cgroup(char *buf, const char **path, bool *v1) {
-	char *line, *saveptr = NULL, *v1_path = NULL, *v2_path = NULL;
+/* The next line of /proc/PID/cgroup in buf (strtok_r() state in saveptr),
+ * "ID:CONTROLLERS:PATH", split in place: v2's is "0::PATH" (v2 set), and
+ * the lines that are not so are skipped. NULL at the end. */
+static char *next_cgroup_line(char *buf, char **saveptr, char **controllers, char **path, bool *v2) {
+	char *line;
 
-	/* Lines are "ID:CONTROLLERS:PATH"; v2's is "0::PATH". */
-	for (line = strtok_r(buf, "\n", &saveptr); line; line = strtok_r(NULL, "\n", &saveptr)) {
-		char *controllers = strchr(line, ':'), *cg;
+	while ((line = strtok_r(*saveptr ? NULL : buf, "\n", saveptr))) {
+		char *c = strchr(line, ':'), *cg;
 
-		if (!controllers)
+		if (!c)
 			continue;
-		controllers++;
-		cg = strchr(controllers, ':');
+		cg = strchr(++c, ':');
 		if (!cg)
 			continue;
 		*cg++ = '\0';
-		if (strcmp(controllers, "") == 0 && strcmp(line, "0:") == 0)
+		*controllers = c;
+		*path = cg;
+		*v2 = *c == '\0' && strcmp(line, "0:") == 0;
+		return line;
+	}
+	return NULL;
+}
+
+int procfs_parse_cgroup(char *buf, const char **path, bool *v1) {
+	char *saveptr = NULL, *v1_path = NULL, *v2_path = NULL, *controllers, *cg;
+	bool v2;
+
+	while (next_cgroup_line(buf, &saveptr, &controllers, &cg, &v2)) {
+		if (v2)
 			v2_path = cg;
 		else {
 			char *c, *save2 = NULL;
@@ -773,21 +787,12 @@ int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret) {
 }
 
 int procfs_parse_cgroup_path(char *buf, const char **path) {
-	char *line, *saveptr = NULL, *v1_path = NULL, *v2_path = NULL;
+	char *saveptr = NULL, *v1_path = NULL, *v2_path = NULL, *controllers, *cg;
+	bool v2;
 
-	/* Lines are "ID:CONTROLLERS:PATH"; v2's is "0::PATH", systemd's own
-	 * v1 hierarchy's "ID:name=systemd:PATH". */
-	for (line = strtok_r(buf, "\n", &saveptr); line; line = strtok_r(NULL, "\n", &saveptr)) {
-		char *controllers = strchr(line, ':'), *cg;
-
-		if (!controllers)
-			continue;
-		controllers++;
-		cg = strchr(controllers, ':');
-		if (!cg)
-			continue;
-		*cg++ = '\0';
-		if (strcmp(controllers, "") == 0 && strcmp(line, "0:") == 0)
+	/* systemd's own v1 hierarchy's line is "ID:name=systemd:PATH". */
+	while (next_cgroup_line(buf, &saveptr, &controllers, &cg, &v2)) {
+		if (v2)
 			v2_path = cg;
 		else if (strcmp(controllers, "name=systemd") == 0)
 			v1_path = cg;

@@ -1,7 +1,10 @@
 # The automatic policy in enforce mode: moves are experiments, kept only
 # when the group got faster. Each part names its topology, this machine's two
 # CPUs as one CCX or as two, so that it means the same whatever hwloc shows
-# here; what depends on the split is tried under both.
+# here; what depends on the split is tried under both. The experiments'
+# rates are /proc's (traffic = no): loading the traffic counters takes a
+# sanitized ccxd CPU seconds at its start, which the pairs measured here
+# would lose.
 . "$(dirname "$0")/lib.sh"
 
 # wchar_rate PID SECONDS: bytes/s the process wrote over that long
@@ -43,6 +46,7 @@ busy_pair() {
 }
 write_conf <<CONF
 [daemon]
+traffic = no
 socket = $SOCK
 topology = $ONE_CCX
 interval = 500ms
@@ -80,6 +84,7 @@ cat > "$WORK/state/placements.json" <<JSON
 JSON
 write_conf <<CONF
 [daemon]
+traffic = no
 socket = $SOCK
 topology = $ONE_CCX
 interval = 500ms
@@ -188,6 +193,7 @@ mask_of() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/status"; }
 #    the experiment would not give it back its original.
 write_conf <<CONF
 [daemon]
+traffic = no
 socket = $SOCK
 topology = $ONE_CCX
 interval = 1s
@@ -223,6 +229,7 @@ stop_ccxd
 #    chosen, CPU 1 busy from then on.
 write_conf <<CONF
 [daemon]
+traffic = no
 socket = $SOCK
 interval = 500ms
 window = 3

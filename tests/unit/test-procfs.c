@@ -14,6 +14,7 @@
 
 #include "cpulist.h"
 #include "procfs.h"
+#include "fixture.h"
 #include "test.h"
 
 /* How far up the tree the walks of these tests look. */
@@ -63,24 +64,6 @@ static void cgroup_v2_alone(void) {
 	CHECK(!v1);
 }
 
-/* A file of a fixture tree, its directories made on the way. */
-static void fixture(const char *root, const char *path, const char *text) {
-	char full[PATH_MAX];
-	FILE *f;
-
-	snprintf(full, sizeof(full), "%s%s", root, path);
-	for (char *slash = strchr(full + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		mkdir(full, 0755);
-		*slash = '/';
-	}
-	f = fopen(full, "w");
-	CHECK(f != NULL);
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
 
 static const char *cpuset_of(const char *root) {
 	static char buf[CPULIST_MAX];
@@ -102,21 +85,21 @@ static void cpusets_of_cgroup_v1_and_v2(void) {
 	char root[] = "/tmp/ccxd-test-cgroup-XXXXXX", rm[64 + sizeof(root)];
 
 	CHECK(mkdtemp(root) != NULL);
-	fixture(root, "/proc/42/cgroup", "7:cpuset:/box\n0::/user.slice\n");
-	fixture(root, "/sys/fs/cgroup/cpuset/box/cpuset.effective_cpus", "2-3\n");
-	fixture(root, "/sys/fs/cgroup/cpuset/box/cpuset.cpus", "0-3\n");
+	fixture_file(root, "/proc/42/cgroup", "7:cpuset:/box\n0::/user.slice\n");
+	fixture_file(root, "/sys/fs/cgroup/cpuset/box/cpuset.effective_cpus", "2-3\n");
+	fixture_file(root, "/sys/fs/cgroup/cpuset/box/cpuset.cpus", "0-3\n");
 	CHECK_STR(cpuset_of(root), "2-3");
-	fixture(root, "/proc/42/cgroup", "7:cpuset:/old\n");
-	fixture(root, "/sys/fs/cgroup/cpuset/old/cpuset.cpus", "1\n");
+	fixture_file(root, "/proc/42/cgroup", "7:cpuset:/old\n");
+	fixture_file(root, "/sys/fs/cgroup/cpuset/old/cpuset.cpus", "1\n");
 	CHECK_STR(cpuset_of(root), "1");
-	fixture(root, "/proc/42/cgroup", "0::/app.slice/x.service\n");
-	fixture(root, "/sys/fs/cgroup/app.slice/x.service/cpuset.cpus.effective", "0,4-5\n");
+	fixture_file(root, "/proc/42/cgroup", "0::/app.slice/x.service\n");
+	fixture_file(root, "/sys/fs/cgroup/app.slice/x.service/cpuset.cpus.effective", "0,4-5\n");
 	CHECK_STR(cpuset_of(root), "0,4-5");
-	fixture(root, "/proc/42/cgroup", "0::/hybrid\n1:name=systemd:/hybrid\n");
-	fixture(root, "/sys/fs/cgroup/unified/hybrid/cpuset.cpus.effective", "6-7\n");
+	fixture_file(root, "/proc/42/cgroup", "0::/hybrid\n1:name=systemd:/hybrid\n");
+	fixture_file(root, "/sys/fs/cgroup/unified/hybrid/cpuset.cpus.effective", "6-7\n");
 	CHECK_STR(cpuset_of(root), "6-7");
 	/* No cpuset controller anywhere: no bound but the online CPUs. */
-	fixture(root, "/proc/42/cgroup", "0::/bare\n");
+	fixture_file(root, "/proc/42/cgroup", "0::/bare\n");
 	CHECK_STR(cpuset_of(root), "-2");
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
 	CHECK_INT(system(rm), 0);
@@ -164,11 +147,11 @@ static void cgroup_path_read_from_a_fixture_tree(void) {
 	char *path = NULL;
 
 	CHECK(mkdtemp(root) != NULL);
-	fixture(root, "/proc/42/cgroup", "9:name=systemd:/system.slice/ccxd.service\n0::/\n");
+	fixture_file(root, "/proc/42/cgroup", "9:name=systemd:/system.slice/ccxd.service\n0::/\n");
 	CHECK_INT(procfs_read_cgroup_path(root, 42, &path), 0);
 	CHECK_STR(path, "/system.slice/ccxd.service");
 	free(path);
-	fixture(root, "/proc/43/cgroup", "4:memory:/x\n");
+	fixture_file(root, "/proc/43/cgroup", "4:memory:/x\n");
 	CHECK_INT(procfs_read_cgroup_path(root, 43, &path), -ENOENT);
 	CHECK_INT(procfs_read_cgroup_path(root, 44, &path), -ESRCH);
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
@@ -182,7 +165,7 @@ static void fixture_stat(const char *root, pid_t pid, const char *comm, pid_t pp
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	snprintf(text, sizeof(text), "%d (%s) S %d %d %d 0 -1 4194560 0 0 0 0 7 3 0 0 20 0 1 0 %u 0 0\n", (int)pid,
 		 comm, (int)ppid, (int)pid, (int)pid, start);
-	fixture(root, path, text);
+	fixture_file(root, path, text);
 }
 
 static size_t ancestors_of(const char *root, pid_t pid, size_t max, struct procfs_stat *ret) {
@@ -220,7 +203,7 @@ static void ancestors_up_to_init(void) {
 	fixture_stat(root, 30, "stranger", 1, 450);
 	CHECK_INT(ancestors_of(root, 50, ANCESTORS_MAX, a), 1);
 	/* A stat that does not parse, too. */
-	fixture(root, "/proc/30/stat", "garbage\n");
+	fixture_file(root, "/proc/30/stat", "garbage\n");
 	CHECK_INT(ancestors_of(root, 50, ANCESTORS_MAX, a), 1);
 
 	/* A loop no real tree has is bounded all the same. */
@@ -250,43 +233,43 @@ static void clocks_x3d_mode_and_llc_balancing_from_sys(void) {
 
 	CHECK(mkdtemp(root) != NULL);
 	CHECK_INT(procfs_read_cpu_max_khz(root, 0, &v), -ENOENT);
-	fixture(root, "/sys/devices/system/cpu/cpu3/cpufreq/cpuinfo_max_freq", "5759000\n");
+	fixture_file(root, "/sys/devices/system/cpu/cpu3/cpufreq/cpuinfo_max_freq", "5759000\n");
 	CHECK_INT(procfs_read_cpu_max_khz(root, 3, &v), 0);
 	CHECK(v == 5759000);
-	fixture(root, "/sys/devices/system/cpu/cpu3/acpi_cppc/highest_perf", "196\n");
+	fixture_file(root, "/sys/devices/system/cpu/cpu3/acpi_cppc/highest_perf", "196\n");
 	CHECK_INT(procfs_read_cpu_highest_perf(root, 3, &v), 0);
 	CHECK(v == 196);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		fixture(root, "/sys/devices/system/cpu/cpu3/cpufreq/cpuinfo_max_freq", bad[i]);
+		fixture_file(root, "/sys/devices/system/cpu/cpu3/cpufreq/cpuinfo_max_freq", bad[i]);
 		CHECK_INT(procfs_read_cpu_max_khz(root, 3, &v), -EINVAL);
 	}
 
 	CHECK_INT(procfs_find_x3d_mode(root, path, sizeof(path)), -ENOENT);
 	CHECK_INT(procfs_read_x3d_mode(root, mode), -ENOENT);
 	CHECK_INT(procfs_write_x3d_mode(root, "cache"), -ENOENT);
-	fixture(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "frequency\n");
+	fixture_file(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "frequency\n");
 	CHECK_INT(procfs_read_x3d_mode(root, mode), 0);
 	CHECK_STR(mode, "frequency");
 	CHECK_INT(procfs_write_x3d_mode(root, "cache"), 0);
 	CHECK_INT(procfs_read_x3d_mode(root, mode), 0);
 	CHECK_STR(mode, "cache");
-	fixture(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "\n");
+	fixture_file(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "\n");
 	CHECK_INT(procfs_read_x3d_mode(root, mode), -EINVAL);
-	fixture(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "a-very-long-mode-name\n");
+	fixture_file(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "a-very-long-mode-name\n");
 	CHECK_INT(procfs_read_x3d_mode(root, mode), -EINVAL);
 
 	CHECK_INT(procfs_read_llc_balancing(root), -ENOENT);
-	fixture(root, "/sys/kernel/debug/sched/features", "GENTLE_FAIR_SLEEPERS START_DEBIT NO_SCHED_CACHE TTWU_QUEUE\n");
+	fixture_file(root, "/sys/kernel/debug/sched/features", "GENTLE_FAIR_SLEEPERS START_DEBIT NO_SCHED_CACHE TTWU_QUEUE\n");
 	CHECK_INT(procfs_read_llc_balancing(root), 0);
-	fixture(root, "/sys/kernel/debug/sched/features", "START_DEBIT SCHED_CACHE\n");
+	fixture_file(root, "/sys/kernel/debug/sched/features", "START_DEBIT SCHED_CACHE\n");
 	CHECK_INT(procfs_read_llc_balancing(root), 1);
-	fixture(root, "/sys/kernel/debug/sched/features", "START_DEBIT SCHED_CACHE_X\n");
+	fixture_file(root, "/sys/kernel/debug/sched/features", "START_DEBIT SCHED_CACHE_X\n");
 	CHECK_INT(procfs_read_llc_balancing(root), -ENOENT);
 	/* The switch of its own comes first. */
-	fixture(root, "/sys/kernel/debug/sched/llc_balancing/enabled", "0\n");
-	fixture(root, "/sys/kernel/debug/sched/features", "SCHED_CACHE\n");
+	fixture_file(root, "/sys/kernel/debug/sched/llc_balancing/enabled", "0\n");
+	fixture_file(root, "/sys/kernel/debug/sched/features", "SCHED_CACHE\n");
 	CHECK_INT(procfs_read_llc_balancing(root), 0);
-	fixture(root, "/sys/kernel/debug/sched/llc_balancing/enabled", "1\n");
+	fixture_file(root, "/sys/kernel/debug/sched/llc_balancing/enabled", "1\n");
 	CHECK_INT(procfs_read_llc_balancing(root), 1);
 	CHECK_INT(procfs_parse_sched_cache_feature(""), -ENOENT);
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
