@@ -44,12 +44,15 @@ static void need_two_cpus(void) {
 static int report_fd = -1;
 
 static void fork_one(int sig) {
-	pid_t pid;
+	pid_t parent = getpid(), pid;
 
 	(void)sig;
 	pid = fork();
 	if (pid == 0) {
+		/* A parent killed before prctl() sends no signal: gone already. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
 		for (;;)
 			pause();
 	}
@@ -58,13 +61,15 @@ static void fork_one(int sig) {
 }
 
 static pid_t spawn(int *reports) {
+	pid_t parent = getpid(), pid;
 	int fds[2];
-	pid_t pid;
 
 	CHECK_INT(pipe(fds), 0);
 	pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
 		close(fds[0]);
 		report_fd = fds[1];
 		signal(SIGUSR1, fork_one);
