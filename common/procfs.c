@@ -769,17 +769,24 @@ int procfs_parse_cgroup(char *buf, const char **path, bool *v1) {
 	return -ENOENT;
 }
 
-int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret) {
-	char path[PATH_MAX], buf[8192];
-	const char *cg;
-	bool v1;
+/* /proc/PID/cgroup into buf; -ESRCH when the process is gone. */
+static int read_cgroup_file(const char *root, pid_t pid, char *buf, size_t size) {
+	char path[PATH_MAX];
 	ssize_t len;
-	int r;
 
 	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", root, (int)pid);
-	len = procfs_read_file(path, buf, sizeof(buf));
-	if (len < 0)
-		return vanished((int)len);
+	len = procfs_read_file(path, buf, size);
+	return len < 0 ? vanished((int)len) : 0;
+}
+
+int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret) {
+	char buf[8192];
+	const char *cg;
+	bool v1;
+	int r = read_cgroup_file(root, pid, buf, sizeof(buf));
+
+	if (r < 0)
+		return r;
 	r = procfs_parse_cgroup(buf, &cg, &v1);
 	if (r < 0)
 		return r;
@@ -807,15 +814,12 @@ int procfs_parse_cgroup_path(char *buf, const char **path) {
 }
 
 int procfs_read_cgroup_path(const char *root, pid_t pid, char **ret) {
-	char path[PATH_MAX], buf[8192];
+	char buf[8192];
 	const char *cg;
-	ssize_t len;
-	int r;
+	int r = read_cgroup_file(root, pid, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "%s/proc/%d/cgroup", root, (int)pid);
-	len = procfs_read_file(path, buf, sizeof(buf));
-	if (len < 0)
-		return vanished((int)len);
+	if (r < 0)
+		return r;
 	r = procfs_parse_cgroup_path(buf, &cg);
 	if (r < 0)
 		return r;

@@ -13,6 +13,7 @@
 #include "learned.h"
 #include "log.h"
 #include "procfs.h"
+#include "reasons.h"
 #include "util.h"
 
 /* A group unseen for this many samples has ended: its members get their
@@ -626,61 +627,6 @@ static void drop_ended(struct autoplace *a) {
 	free(ended);
 }
 
-/* g's state in words, with why: what status shows beside it. */
-static void explain(struct autoplace_group *g, const struct topology *t, const struct autoplace_options *o) {
-	const struct experiment_trial *last = g->x.n_trials ? &g->x.trials[g->x.n_trials - 1] : NULL;
-	char *r = g->reason;
-	size_t size = sizeof(g->reason);
-
-	if (!g->seen) {
-		snprintf(r, size, "not seen communicating for %u samples: ends after %d, its members back where they were",
-			 g->quiet, AUTOPLACE_RELEASE_AFTER);
-		return;
-	}
-	switch (g->x.state) {
-	case EXPERIMENT_MEASURING:
-		snprintf(r, size, "measuring its rate where it is, before a move (%zu of %u samples)", g->x.n_before,
-			 o->window);
-		break;
-	case EXPERIMENT_VALIDATING:
-		snprintf(r, size, "seated on CCX %d (%s), measuring whether it is faster there", g->ccx,
-			 seating_to_string(g->x.seating));
-		break;
-	case EXPERIMENT_KEPT:
-		snprintf(r, size, "kept on CCX %d (%s): %s", g->ccx, seating_to_string(g->x.seating),
-			 g->x.guard ? "no seating beat its rate before, and the others ran slower"
-				    : "faster there, beyond the noise");
-		break;
-	case EXPERIMENT_REVERTED:
-		snprintf(r, size, "put back: no seating beat its rate before%s (tried again in %u samples)",
-			 last ? " by min_gain and the noise" : "", g->x.backoff);
-		break;
-	case EXPERIMENT_DRY_RUN:
-		snprintf(r, size, "would be seated on CCX %d (%s); mode = dry-run moves nothing", g->ccx,
-			 seating_to_string(g->x.seating));
-		break;
-	case EXPERIMENT_BY_RULE:
-		snprintf(r, size, "a member is placed by a rule, and rules come first");
-		break;
-	case EXPERIMENT_BY_HAND:
-		snprintf(r, size, "a member's CPUs were set by someone else, and are left to them");
-		break;
-	case EXPERIMENT_NO_ROOM:
-		snprintf(r, size, "needs %.1f CPUs; the largest CCX has %.0f, and none has that much free", g->group.demand,
-			 placer_largest_ccx(t));
-		break;
-	case EXPERIMENT_NO_GAIN:
-		snprintf(r, size, "the probe measured no gain in one CCX on this machine: not moved");
-		break;
-	case EXPERIMENT_NO_RATE:
-		snprintf(r, size, "moves no bytes by which to tell whether a move helps: not moved");
-		break;
-	default:
-		snprintf(r, size, "%s", experiment_state_to_string(g->x.state));
-		break;
-	}
-}
-
 static bool any_ruled(const struct autoplace *a, const struct group *grp) {
 	for (size_t k = 0; k < grp->n_pids; k++)
 		if (ruled(a, grp->pids[k]))
@@ -770,7 +716,8 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 	}
 
 	for (size_t i = 0; i < a->n_groups; i++)
-		explain(&a->groups[i], t, &o);
+		reasons_of_group(&a->groups[i], placer_largest_ccx(t), o.window, AUTOPLACE_RELEASE_AFTER,
+				 a->groups[i].reason, sizeof(a->groups[i].reason));
 	a->stats.cycles++;
 	a->stats.last_scanned = sample->n_scanned;
 	a->stats.last_active = sample->n_procs;

@@ -1,0 +1,34 @@
+/* A group's reason in words, from struct literals. */
+#include "reasons.h"
+#include "test.h"
+
+static void no_room_says_what_is_needed(void) {
+	struct autoplace_group g = { .seen = true, .ccx = -1 };
+	char r[192];
+
+	g.x.state = EXPERIMENT_NO_ROOM;
+	g.group.demand = 1.9;
+	reasons_of_group(&g, 1.0, 3, 5, r, sizeof(r));
+	CHECK_STR(r, "needs 1.9 CPUs; the largest CCX has 1, and none has that much free");
+}
+
+static void an_unseen_group_says_when_it_ends(void) {
+	struct autoplace_group g = { .seen = false, .quiet = 2 };
+	char r[192];
+
+	g.x.state = EXPERIMENT_KEPT;
+	reasons_of_group(&g, 8.0, 3, 5, r, sizeof(r));
+	CHECK_STR(r, "not seen communicating for 2 samples: ends after 5, its members back where they were");
+}
+
+static void measuring_counts_its_samples(void) {
+	struct autoplace_group g = { .seen = true };
+	char r[192];
+
+	g.x.state = EXPERIMENT_MEASURING;
+	g.x.n_before = 1;
+	reasons_of_group(&g, 8.0, 3, 5, r, sizeof(r));
+	CHECK_STR(r, "measuring its rate where it is, before a move (1 of 3 samples)");
+}
+
+TEST_MAIN(T(no_room_says_what_is_needed), T(an_unseen_group_says_when_it_ends), T(measuring_counts_its_samples))
