@@ -85,7 +85,7 @@ DAEMON_OBJ := $(DAEMON_SRC:.c=.o)
 UNIT_SRC   := $(wildcard tests/unit/test-*.c)
 UNIT_BIN   := $(UNIT_SRC:.c=)
 HELPER_SRC := $(wildcard tools/helpers/*.c)
-HELPER_BIN := $(HELPER_SRC:.c=)
+HELPER_BIN := $(HELPER_SRC:.c=) tools/helpers/ccxt-exec-dynamic
 
 PROGRAMS   := daemon/ccxd tools/ccxctl
 UNITS      := systemd/ccxd.service systemd/ccxd.socket
@@ -114,6 +114,9 @@ tools/helpers/%: tools/helpers/%.o common/libcommon.a
 # The sanitizers' runtimes cannot be linked statically: dynamic then.
 tools/helpers/ccxt-exec: tools/helpers/ccxt-exec.o common/cpulist.o
 	$(CC) $(LDFLAGS) $(if $(SANITIZE),,-static) -o $@ $^
+# The same, dynamically linked, as most programs are: the benchmark's other shape.
+tools/helpers/ccxt-exec-dynamic: tools/helpers/ccxt-exec.o common/cpulist.o
+	$(CC) $(LDFLAGS) -o $@ $^
 
 tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

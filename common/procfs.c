@@ -42,6 +42,25 @@ ssize_t procfs_read_file(const char *path, char *buf, size_t size) {
 	return (ssize_t)len;
 }
 
+/* A /proc file made by one show() call, which one read returns whole (a read
+ * more to see its end would cost a system call per exec event). */
+static ssize_t read_shown(const char *path, char *buf, size_t size) {
+	ssize_t len;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	do
+		len = read(fd, buf, size - 1);
+	while (len < 0 && errno == EINTR);
+	if (len < 0)
+		len = -errno;
+	else
+		buf[len] = '\0';
+	close(fd);
+	return len;
+}
+
 /* A /proc/PID file that cannot be opened because the process is gone reads as
  * ENOENT (directory gone) or ESRCH (exiting): both mean "vanished". */
 static int vanished(int r) {
@@ -53,7 +72,7 @@ int procfs_read_stat(const char *root, pid_t pid, struct procfs_stat *ret) {
 	ssize_t len;
 
 	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, (int)pid);
-	len = procfs_read_file(path, buf, sizeof(buf));
+	len = read_shown(path, buf, sizeof(buf));
 	if (len < 0)
 		return vanished((int)len);
 	return procfs_parse_stat(buf, pid, ret);
@@ -297,7 +316,7 @@ int procfs_read_comm(const char *root, pid_t pid, char comm[PROCFS_COMM_MAX]) {
 	ssize_t len;
 
 	snprintf(path, sizeof(path), "%s/proc/%d/comm", root, (int)pid);
-	len = procfs_read_file(path, comm, PROCFS_COMM_MAX);
+	len = read_shown(path, comm, PROCFS_COMM_MAX);
 	if (len < 0)
 		return vanished((int)len);
 	if (len > 0 && comm[len - 1] == '\n')

@@ -34,7 +34,7 @@ int actuator_open(const char *root, pid_t pid, uint64_t start_time) {
 
 /* EPERM answers for a live process that we may not signal: ccxd as a
  * service is not root and has no CAP_KILL. Only ESRCH means it is gone. */
-static bool pidfd_alive(int pidfd) {
+bool actuator_alive(int pidfd) {
 	return pidfd_send_signal(pidfd, 0, NULL, 0) == 0 || errno == EPERM;
 }
 
@@ -79,7 +79,7 @@ int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t 
 	}
 	if (n_masks == 0)
 		return -EINVAL;
-	if (!pidfd_alive(pidfd))
+	if (!actuator_alive(pidfd))
 		return -ESRCH;
 
 	/* The main thread first, without listing: a program caught at exec has
@@ -126,17 +126,17 @@ int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t 
 		*n_placed = n_done;
 	} else
 		free(done);
-	if (r >= 0 && !pidfd_alive(pidfd))
+	if (r >= 0 && !actuator_alive(pidfd))
 		r = -ESRCH;
 	return r < 0 ? r : 0;
 }
 
 int actuator_apply_thread(int pidfd, pid_t tid, const cpu_set_t *mask) {
-	if (!pidfd_alive(pidfd))
+	if (!actuator_alive(pidfd))
 		return -ESRCH;
 	if (sched_setaffinity(tid, sizeof(*mask), mask) < 0)
 		return -errno;
-	return pidfd_alive(pidfd) ? 0 : -ESRCH;
+	return actuator_alive(pidfd) ? 0 : -ESRCH;
 }
 
 int actuator_get(pid_t pid, cpu_set_t *ret) {

@@ -3,12 +3,16 @@
 #pragma once
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 /* Opens a pidfd for pid and checks that the process behind it started at
  * start_time (so a reused pid is refused with -ESRCH). Returns the fd or -errno. */
 int actuator_open(const char *root, pid_t pid, uint64_t start_time);
+
+/* Whether the process behind pidfd has not exited yet. */
+bool actuator_alive(int pidfd);
 
 /* Sets mask on every thread of pid, listing its threads again until no new
  * one appears (threads created meanwhile inherit from whoever created them).

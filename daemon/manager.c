@@ -187,7 +187,7 @@ static void on_exec(void *userdata, pid_t tgid) {
 	/* Most programs are neither ccxd's already nor named by any rule: for
 	 * them comm is all there is to read. (A child that inherited a pinned
 	 * placement is adopted by the interval's sweep.) */
-	if (ruler_exec_matters(m->ruler, tgid))
+	if (ruler_exec(m->ruler, tgid))
 		evaluate(m, tgid, RULING_EXEC);
 }
 

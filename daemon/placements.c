@@ -180,23 +180,11 @@ static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *u
 	return 0;
 }
 
-struct placement *placements_track(struct placements *pl, const struct procfs_stat *st) {
-	struct placement *p = placements_get(pl, st->pid);
-	struct entry *e;
-	int fd;
+/* A new entry for st's process, behind pidfd (which it takes over). */
+static struct placement *add(struct placements *pl, const struct procfs_stat *st, int fd) {
+	struct placement *p;
+	struct entry *e = calloc(1, sizeof(*e));
 
-	if (p && p->start_time == st->start_time) {
-		memcpy(p->comm, st->comm, sizeof(p->comm));
-		return p;
-	}
-	if (p)
-		placements_remove(pl, st->pid);   /* the pid was reused behind our back */
-	fd = actuator_open(pl->root, st->pid, st->start_time);
-	if (fd < 0) {
-		errno = ESRCH;
-		return NULL;
-	}
-	e = calloc(1, sizeof(*e));
 	if (!e) {
 		close(fd);
 		log_error("Out of memory for the table of placements");
@@ -220,6 +208,34 @@ struct placement *placements_track(struct placements *pl, const struct procfs_st
 	pl->buckets[bucket_of(pl->n_buckets, p->pid)] = e;
 	pl->size++;
 	return p;
+}
+
+struct placement *placements_track(struct placements *pl, const struct procfs_stat *st) {
+	struct placement *p = placements_get(pl, st->pid);
+	int fd;
+
+	if (p && p->start_time == st->start_time) {
+		memcpy(p->comm, st->comm, sizeof(p->comm));
+		return p;
+	}
+	if (p)
+		placements_remove(pl, st->pid);   /* the pid was reused behind our back */
+	fd = actuator_open(pl->root, st->pid, st->start_time);
+	if (fd < 0) {
+		errno = ESRCH;
+		return NULL;
+	}
+	return add(pl, st, fd);
+}
+
+struct placement *placements_track_opened(struct placements *pl, const struct procfs_stat *st, int pidfd) {
+	/* Alive now, the pidfd's process had the pid all along since it was
+	 * opened: st, read in between, is its own. */
+	if (placements_get(pl, st->pid) || !actuator_alive(pidfd)) {
+		errno = ESRCH;
+		return NULL;
+	}
+	return add(pl, st, pidfd);
 }
 
 int placement_set_rule(struct placement *p, const char *rule) {
@@ -311,10 +327,15 @@ int placements_pin(struct placements *pl, struct placement *p, const cpu_set_t *
 		return log_warning_errno(r, "Failed to set the affinity of %s[%d] to %s: %m", p->comm, (int)p->pid,
 					 cpulist_format(cpus, list, sizeof(list)));
 	}
+	placements_pinned(pl, p, cpus);
+	return 0;
+}
+
+void placements_pinned(struct placements *pl, struct placement *p, const cpu_set_t *cpus) {
+	p->cpus = *cpus;
 	p->state = PLACEMENT_PINNED;
 	pl->stats.pins++;
 	placements_owe_changed(pl);
-	return 0;
 }
 
 int placements_give_back(struct placements *pl, struct placement *p) {

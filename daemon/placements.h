@@ -85,6 +85,10 @@ pid_t *placements_pids(const struct placements *pl, size_t *n);
  * NULL when the process is gone already (errno ESRCH), or out of memory
  * (ENOMEM). */
 struct placement *placements_track(struct placements *pl, const struct procfs_stat *st);
+/* The same with a pidfd the caller opened before it read st: the entry takes
+ * it over when st is that pidfd's process (still alive after st was read);
+ * otherwise the caller keeps it, and NULL comes back with errno ESRCH. */
+struct placement *placements_track_opened(struct placements *pl, const struct procfs_stat *st, int pidfd);
 /* Forgets pid, without touching its affinity: it is gone, or not ccxd's. */
 void placements_remove(struct placements *pl, pid_t pid);
 
@@ -103,6 +107,8 @@ int placements_claim(struct placements *pl, struct placement *p, enum placement_
  * marks it pinned. -ESRCH: gone (the caller removes it); other -errno:
  * refused, logged. */
 int placements_pin(struct placements *pl, struct placement *p, const cpu_set_t *cpus);
+/* Marks p pinned to cpus, which the caller set on every thread it has. */
+void placements_pinned(struct placements *pl, struct placement *p, const cpu_set_t *cpus);
 
 /* Puts back p's original, when ccxd pinned it, and forgets its spread sets;
  * the caller says what p is now (or removes it). -ESRCH: gone. */

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/pidfd.h>
 
 #include "actuator.h"
 #include "cpulist.h"
@@ -15,12 +17,23 @@
 /* Longest command line read for cmdline = globs. */
 #define CMDLINE_MAX 4096
 
+/* A new program pinned by ruler_exec() ahead of its full decision, which
+ * ruler_evaluate() makes next and which takes the pin over or undoes it. */
+struct early_pin {
+	pid_t pid;                /* 0: none */
+	int pidfd;                /* opened before the pin: the process pinned */
+	const struct rule *rule;
+	cpu_set_t original;       /* every online CPU: its cpuset has them all */
+	cpu_set_t cpus;           /* what its main thread got */
+};
+
 struct ruler {
 	const char *root;
 	struct placements *placements;
 	cpu_set_t online;
 	const struct config *config;
 	const struct topology *topology;
+	struct early_pin early;
 };
 
 int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, struct ruler **ret) {
@@ -31,11 +44,14 @@ int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, 
 	r->root = root;
 	r->placements = pl;
 	r->online = *online;
+	r->early.pidfd = -1;
 	*ret = r;
 	return 0;
 }
 
 void ruler_free(struct ruler *r) {
+	if (r && r->early.pidfd >= 0)
+		close(r->early.pidfd);
 	free(r);
 }
 
@@ -192,6 +208,12 @@ static int read_subject(const struct ruler *r, const struct procfs_stat *st, con
 	int e;
 
 	*s = (struct ruling_subject){ .ours = ruler_owns(p) && placed(p) };
+	if (r->early.pid == st->pid) {
+		/* Pinned early from every online CPU: that was its original,
+		 * and its cpuset holds them all. */
+		s->mask = s->allowed = r->early.original;
+		return 0;
+	}
 	e = allowed_cpus(r, st->pid, &s->allowed);
 	if (e == -ESRCH)
 		return e;
@@ -218,6 +240,7 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 	struct ruling_subject s;
 	struct ruling ruling;
 	bool was_pinned = ruler_owns(p) && p->state == PLACEMENT_PINNED;
+	bool early = r->early.pid == st->pid && !p;
 	char list[CPULIST_MAX], ccxs[CPULIST_MAX];
 	unsigned *load;
 	int e = read_subject(r, st, p, &s);
@@ -243,7 +266,12 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 			placements_remove(r->placements, st->pid);
 		return 0;
 	}
-	p = placements_track(r->placements, st);
+	if (early) {
+		p = placements_track_opened(r->placements, st, r->early.pidfd);
+		if (p)
+			r->early.pidfd = -1;   /* the entry's now */
+	} else
+		p = placements_track(r->placements, st);
 	if (!p) {
 		free(ruling.sets);
 		return 0;
@@ -255,6 +283,9 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 		free(ruling.sets);
 		return placements_remove(r->placements, st->pid), 0;
 	}
+	/* Pinned early, it has the pin already: its original is what it had. */
+	if (early)
+		p->original = r->early.original;
 	p->owner = PLACEMENT_RULE;
 	p->inherited_from = 0;
 	placement_set_rule(p, rule->name);
@@ -281,7 +312,13 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 		return 0;
 	}
 	placement_set_spread(p, ruling.sets, ruling.n_sets);
-	e = placements_pin(r->placements, p, &ruling.cpus);
+	/* One thread when st was read after the early pin: any thread made
+	 * since was born with the pin, and there is nothing more to set. */
+	if (early && st->threads == 1 && ruling.n_sets == 0 && CPU_EQUAL(&ruling.cpus, &r->early.cpus)) {
+		placements_pinned(r->placements, p, &ruling.cpus);
+		e = 0;
+	} else
+		e = placements_pin(r->placements, p, &ruling.cpus);
 	if (e == -ESRCH)
 		return placements_remove(r->placements, st->pid), 0;
 	if (e < 0) {
@@ -298,7 +335,7 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 	return p->n_spread > 0;
 }
 
-int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
+static int evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 	struct facts facts;
 	struct procfs_stat st;
 	const struct rule *rule;
@@ -349,9 +386,74 @@ int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 	return 0;
 }
 
-bool ruler_exec_matters(struct ruler *r, pid_t pid) {
+/* An early pin the decision did not take over goes back: the pid was reused
+ * by another program before the pidfd was opened, or the full decision is
+ * not to pin after all. */
+static void settle_early(struct ruler *r) {
+	struct early_pin *early = &r->early;
+	const struct placement *p = placements_get(r->placements, early->pid);
+	/* The entry took the pidfd over when it was made for this process. */
+	int fd = early->pidfd >= 0 ? early->pidfd : p ? p->pidfd : -1;
+
+	if (fd >= 0 && !(p && p->state == PLACEMENT_PINNED) &&
+	    actuator_apply(r->root, early->pid, fd, &early->original) == 0)
+		log_debug("Took back the early pin of %d: the rules did not keep it", (int)early->pid);
+	if (early->pidfd >= 0)
+		close(early->pidfd);
+	*early = (struct early_pin){ .pidfd = -1 };
+}
+
+int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
+	int e;
+
+	if (r->early.pid && r->early.pid != pid)
+		settle_early(r);
+	e = evaluate(r, pid, trigger);
+	if (r->early.pid)
+		settle_early(r);
+	return e;
+}
+
+/* A program that a rule names by its comm (or exe) alone, in the plain case
+ * (enforce, on every online CPU, pinned to one set of CPUs) gets its one
+ * thread pinned at once: the pidfd, then the affinity, then everything that
+ * can wait (ruler_evaluate(): the identity against its start time, the
+ * threads made meanwhile, the table, the log). The first milliseconds of a
+ * program that starts computing at once are then where the rule puts it. A
+ * process on fewer CPUs (a cpuset, taskset) is left to the full decision. */
+static void pin_early(struct ruler *r, pid_t pid, const struct rule *rule) {
+	struct ruling_subject s = { .ours = false, .allowed = r->online };
+	struct ruling_context ctx = { .topology = r->topology, .bounded = true };
+	struct ruling ruling = { .sets = NULL };
+	unsigned *load;
+	int fd, e;
+
+	if (r->config->mode != CONFIG_MODE_ENFORCE)
+		return;
+	fd = pidfd_open(pid, 0);
+	if (fd < 0)
+		return;
+	if (actuator_get(pid, &s.mask) < 0 || !CPU_EQUAL(&s.mask, &r->online))
+		goto out;
+	load = placed_load(r, pid);
+	ctx.load = load;
+	e = load ? ruling_decide(rule, &s, &ctx, &ruling) : -ENOMEM;
+	free(load);
+	if (e < 0 || ruling.action != RULING_PIN || ruling.n_sets > 0 ||
+	    sched_setaffinity(pid, sizeof(ruling.cpus), &ruling.cpus) < 0)
+		goto out;
+	r->early = (struct early_pin){ .pid = pid, .pidfd = fd, .rule = rule, .original = s.mask, .cpus = ruling.cpus };
+	fd = -1;
+out:
+	free(ruling.sets);
+	if (fd >= 0)
+		close(fd);
+}
+
+bool ruler_exec(struct ruler *r, pid_t pid) {
 	struct rule_identity id = { .comm = NULL };
-	char comm[PROCFS_COMM_MAX];
+	char comm[PROCFS_COMM_MAX], *exe = NULL;
+	const struct rule *rule;
 	unsigned need = 0;
 
 	if (placements_get(r->placements, pid))
@@ -359,7 +461,15 @@ bool ruler_exec_matters(struct ruler *r, pid_t pid) {
 	if (procfs_read_comm(r->root, pid, comm) < 0)
 		return false;
 	id.comm = comm;
-	return rules_match(r->config->rules, r->config->n_rules, &id, &need) || need;
+	rule = rules_match(r->config->rules, r->config->n_rules, &id, &need);
+	if (!rule && need == RULE_NEED_EXE && procfs_read_exe(r->root, pid, &exe) >= 0) {
+		id.exe = exe;
+		rule = rules_match(r->config->rules, r->config->n_rules, &id, &need);
+		free(exe);
+	}
+	if (rule)
+		pin_early(r, pid, rule);
+	return rule || need;
 }
 
 void ruler_fork(struct ruler *r, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid) {

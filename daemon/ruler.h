@@ -29,10 +29,13 @@ bool ruler_owns(const struct placement *p);
 /* Decides pid under the rules. Returns 1 when it pinned a process whose
  * threads take sets in turn (thread events are needed), else 0. */
 int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger);
-/* Whether an exec of pid may concern the rules: a process they know, or
- * one whose comm a rule names or may name (by exe or cmdline). Costs one
- * comm read for a stranger. */
-bool ruler_exec_matters(struct ruler *r, pid_t pid);
+/* An exec of pid: whether it may concern the rules (a process they know,
+ * or one whose comm a rule names or may name by exe, cmdline or context),
+ * and so needs ruler_evaluate(pid, RULING_EXEC) next. A program a rule
+ * names by comm or exe alone is pinned here already, its main thread only;
+ * that evaluation completes the pin or takes it back. Costs one comm read
+ * for a stranger. */
+bool ruler_exec(struct ruler *r, pid_t pid);
 /* A fork: a thread of a spread process takes its set; a process inherits
  * its parent's placement. */
 void ruler_fork(struct ruler *r, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid);

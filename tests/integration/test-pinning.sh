@@ -92,6 +92,37 @@ check "a cmdline glob matches its command line" wait_for 2 cpus_are "$marked" 0
 sleep 0.2
 check "and not another" cpus_are "$unmarked" 0-1
 
+# A program that makes 8 computing threads right after its exec, static and
+# dynamic: every thread ends on the rule's CCX, however early it was made.
+mkdir "$WORK/static" "$WORK/dynamic"
+cp "$TOP/tools/helpers/ccxt-exec" "$WORK/static/ccxt-burst"
+cp "$TOP/tools/helpers/ccxt-exec-dynamic" "$WORK/dynamic/ccxt-burst"
+cat >> "$CONF" <<CONF
+
+[program:ccxt-burst]
+ccx = 1
+CONF
+check "reload picks up the burst rule" sh -c "$CCXCTL --socket $SOCK reload >/dev/null"
+# all_threads_on PID N LIST: PID has N threads, each on LIST
+all_threads_on() {
+	[ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -eq "$2" ] || return 1
+	for t in /proc/"$1"/task/*; do
+		[ "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status" 2>/dev/null)" = "$3" ] || return 1
+	done
+}
+for kind in static dynamic; do
+	pinned=0
+	for i in 1 2 3 4 5; do
+		spawn "$WORK/$kind/ccxt-burst" threads
+		wait_for 2 all_threads_on "$SPAWNED" 8 1 && pinned=$((pinned + 1))
+		[ "$i" -gt 1 ] || original=$(field_of "$SPAWNED" original_cpus)
+		sig KILL "$SPAWNED"
+		wait "$SPAWNED" 2>/dev/null
+	done
+	check "a $kind program making 8 threads at once: all 8 pinned, 5 times of 5 (got $pinned)" [ "$pinned" -eq 5 ]
+	check "its original is what it had before ccxd pinned it (got '$original')" [ "$original" = 0-1 ]
+done
+
 check "shutdown succeeds" stop_ccxd
 for pid in $early_pid $late_pid $parent_pid $child_pid $marked; do
 	check "shutdown restores the original mask of $pid" cpus_are "$pid" 0-1

@@ -1,9 +1,14 @@
 /* The rules at work on real processes of the test's own, on two one-CPU
  * CCXs: a rule pins, takes over a seat of the automatic policy with the
  * true original, leaves a hand-set mask alone, and gives a seat back when
- * it says to leave the process alone. Needs CPUs 0 and 1. */
+ * it says to leave the process alone; an exec is pinned before its full
+ * decision, which completes the pin or takes it back. Needs CPUs 0 and 1. */
+#include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -27,17 +32,44 @@ static const char *mask_of(pid_t pid) {
 	return cpulist_format(&set, buf, sizeof(buf));
 }
 
-/* A child named NAME that sleeps until killed. */
-static pid_t spawn(void) {
-	int ready[2];
+static void *sleeper(void *arg) {
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int renamed = -1;   /* the child's end: written once it took another name */
+
+static void rename_self(int sig) {
+	(void)sig;
+	prctl(PR_SET_NAME, "ccxt-other");
+	if (write(renamed, "", 1) < 0)
+		_exit(1);
+}
+
+/* A child named NAME with threads threads in all, that sleeps until killed;
+ * on SIGUSR1 it takes another name and writes a byte to *renamed_fd. */
+static pid_t spawn_with(int threads, int *renamed_fd) {
+	int ready[2], done[2];
 	pid_t pid;
 	char c;
 
 	CHECK_INT(pipe(ready), 0);
+	CHECK_INT(pipe(done), 0);
 	pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
 		prctl(PR_SET_NAME, NAME);
+		renamed = done[1];
+		signal(SIGUSR1, rename_self);
+		for (int i = 1; i < threads; i++) {
+			pthread_t t;
+			if (pthread_create(&t, NULL, sleeper, NULL) != 0)
+				_exit(1);
+		}
 		close(ready[0]);
 		if (write(ready[1], "", 1) < 0)
 			_exit(1);
@@ -45,9 +77,44 @@ static pid_t spawn(void) {
 			pause();
 	}
 	close(ready[1]);
+	close(done[1]);
 	CHECK(read(ready[0], &c, 1) == 1);
 	close(ready[0]);
+	if (renamed_fd)
+		*renamed_fd = done[0];
+	else
+		close(done[0]);
 	return pid;
+}
+
+/* A child named NAME that sleeps until killed. */
+static pid_t spawn(void) {
+	return spawn_with(1, NULL);
+}
+
+/* Whether every thread of pid has the affinity list. */
+static bool every_thread_on(pid_t pid, const char *list) {
+	char path[64], buf[CPULIST_MAX];
+	struct dirent *de;
+	bool all = true;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while ((de = readdir(d))) {
+		cpu_set_t set;
+		if (de->d_name[0] == '.')
+			continue;
+		n++;
+		if (sched_getaffinity(atoi(de->d_name), sizeof(set), &set) < 0 ||
+		    strcmp(cpulist_format(&set, buf, sizeof(buf)), list) != 0)
+			all = false;
+	}
+	closedir(d);
+	return all && n > 0;
 }
 
 static void reap(pid_t pid) {
@@ -206,6 +273,109 @@ static void released_by_hand_until_it_executes(void) {
 	reap(pid);
 }
 
+/* The main thread is pinned by ruler_exec() itself, before anything else
+ * is read; the decision that follows keeps the original it had. */
+static void an_exec_is_pinned_before_its_decision(void) {
+	struct world w;
+	struct placement *p;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK(ruler_exec(w.ruler, pid));
+	CHECK_STR(mask_of(pid), "1");
+	CHECK(placements_get(w.pl, pid) == NULL);
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	p = placements_get(w.pl, pid);
+	CHECK(p && p->state == PLACEMENT_PINNED && p->owner == PLACEMENT_RULE && p->have_original);
+	if (p)
+		CHECK_STR(cpulist_format(&p->original, (char[CPULIST_MAX]){ 0 }, CPULIST_MAX), "0-1");
+	ruler_restore_all(w.ruler, false);
+	CHECK_STR(mask_of(pid), "0-1");
+	world_free(&w);
+	reap(pid);
+}
+
+/* Threads made before the early pin get it from the decision. */
+static void threads_made_before_the_early_pin_get_it_too(void) {
+	struct world w;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn_with(4, NULL);
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK(ruler_exec(w.ruler, pid));
+	CHECK_STR(mask_of(pid), "1");
+	CHECK(!every_thread_on(pid, "1"));
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	CHECK(every_thread_on(pid, "1"));
+	world_free(&w);
+	reap(pid);
+}
+
+/* Another program by the time the decision reads it (as a reused pid would
+ * be): the early pin goes back. */
+static void an_early_pin_the_rules_do_not_keep_goes_back(void) {
+	struct world w;
+	int renamed_fd = -1;
+	pid_t pid;
+	char c;
+
+	need_two_cpus();
+	pid = spawn_with(1, &renamed_fd);
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK(ruler_exec(w.ruler, pid));
+	CHECK_STR(mask_of(pid), "1");
+	if (pid > 1)
+		CHECK_INT(kill(pid, SIGUSR1), 0);
+	CHECK(read(renamed_fd, &c, 1) == 1);
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	CHECK_STR(mask_of(pid), "0-1");
+	CHECK(placements_get(w.pl, pid) == NULL);
+	close(renamed_fd);
+	world_free(&w);
+	reap(pid);
+}
+
+/* On fewer CPUs than all (taskset, a cpuset), a process waits for the full
+ * decision, which leaves a hand-set mask alone. */
+static void a_hand_set_mask_is_not_pinned_early(void) {
+	struct world w;
+	cpu_set_t zero;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	CHECK_INT(cpulist_parse("0", &zero), 0);
+	CHECK_INT(sched_setaffinity(pid, sizeof(zero), &zero), 0);
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK(ruler_exec(w.ruler, pid));
+	CHECK_STR(mask_of(pid), "0");
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	CHECK_STR(mask_of(pid), "0");
+	world_free(&w);
+	reap(pid);
+}
+
+/* A program no rule names costs its comm and nothing else. */
+static void a_stranger_is_not_looked_at_further(void) {
+	struct world w;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	world_new(&w, RULE_POLICY_PIN);
+	w.rule.name = "ccxt-nobody";
+	CHECK(!ruler_exec(w.ruler, pid));
+	CHECK_STR(mask_of(pid), "0-1");
+	w.rule.name = NAME;
+	world_free(&w);
+	reap(pid);
+}
+
 TEST_MAIN(T(a_rule_pins_and_gives_back), T(a_rule_takes_a_seat_with_the_true_original),
 	  T(a_rule_that_leaves_it_alone_gives_a_seat_back), T(a_hand_set_mask_is_left_alone),
-	  T(released_by_hand_until_it_executes))
+	  T(released_by_hand_until_it_executes), T(an_exec_is_pinned_before_its_decision),
+	  T(threads_made_before_the_early_pin_get_it_too), T(an_early_pin_the_rules_do_not_keep_goes_back),
+	  T(a_hand_set_mask_is_not_pinned_early), T(a_stranger_is_not_looked_at_further))

@@ -1,63 +1,78 @@
 #!/bin/sh
-# Exec-to-pin latency and daemon CPU per exec event, for ccxd and, in the same
-# run, for tuned's scheduler plugin. Prints a Markdown report.
+# Exec-to-pin latency and daemon CPU per exec, for ccxd and, in the same run
+# and in alternating rounds, for tuned's scheduler plugin and for the floor
+# under both. Prints a Markdown report.
 #
-#   tools/bench/exec-pin.sh [LATENCY_EXECS] [CPU_EXECS]     (root; default 1000 10000)
+#   tools/bench/exec-pin.sh [ROUNDS] [EXECS] [STORM]     (root; default 3 200 2000)
+#
+# Four kinds of target: static or dynamic (ld.so runs first), and sleeping or
+# computing at once after the exec. Each round measures the floor, the bare
+# pinner, ccxd and tuned on every kind (EXECS execs each), in an order that
+# turns from round to round; the figures are the medians over the rounds of
+# each round's p50 and p90.
 #
 # Latency: from the child's execve (timestamped in the child just before it)
 # to the moment its affinity equals the rule's CPU, watched from outside by a
 # SCHED_IDLE poller (tools/helpers/ccxt-exec). "floor" is how long the exec
-# event itself takes to reach a listener: no connector-driven daemon can be
-# faster. CPU: the daemon's on-CPU time (/proc/PID/task/*/schedstat) over
-# CPU_EXECS execs, divided by CPU_EXECS; "matched" execs are pinned by a rule,
-# "unmatched" ones are of a program no rule names.
+# event itself takes to reach a listener of its own, stamped by that
+# listener: no daemon driven by the proc connector can be faster. "bare" is a
+# listener that sets the affinity as soon as the event arrives and does
+# nothing else, watched by the same poller as the daemons: the floor as the
+# poller sees it. CPU: the daemon's on-CPU time and the time it
+# waited for a CPU while runnable (/proc/PID/task/*/schedstat) over the
+# matched execs, per exec (each one pinned, killed and exiting), and its
+# CPU over STORM execs of a program no rule names, per exec.
 set -eu
 cd "$(dirname "$0")/../.."
-N_LAT=${1:-1000}
-N_CPU=${2:-10000}
+ROUNDS=${1:-3}
+N=${2:-200}
+STORM=${3:-2000}
+KINDS="static-hold static-spin dynamic-hold dynamic-spin"
 [ "$(id -u)" -eq 0 ] || { echo "exec-pin.sh needs root" >&2; exit 1; }
 make -s all >/dev/null
+for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 
 WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
 DAEMON_PID=
+stop_daemon() {
+	case "$DAEMON_PID" in
+	'' | *[!0-9]* | 0 | 1) ;;
+	*) kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null || true ;;
+	esac
+	DAEMON_PID=
+}
 cleanup() {
-	[ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
-	rm -rf "$WORK" /etc/tuned/ccxd-bench
-	[ -f "$WORK.active_profile" ] && mv "$WORK.active_profile" /etc/tuned/active_profile
-	true
+	stop_daemon
+	rm -rf /etc/tuned/ccxd-bench
+	[ -f "$WORK/active_profile" ] && mv "$WORK/active_profile" /etc/tuned/active_profile
+	rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 EXEC=tools/helpers/ccxt-exec
-cp "$EXEC" "$WORK/ccxt-bench"
+mkdir "$WORK/static" "$WORK/dynamic" "$WORK/out"
+cp "$EXEC" "$WORK/static/ccxt-bench"
+cp "$EXEC-dynamic" "$WORK/dynamic/ccxt-bench"
 cp "$EXEC" "$WORK/ccxt-other"
+HAVE_TUNED=$(command -v tuned >/dev/null && echo yes || echo no)
+ROLES="floor bare ccxd"
+[ "$HAVE_TUNED" = yes ] && ROLES="floor bare ccxd tuned"
 
-# cpu_ns PID: on-CPU nanoseconds of every thread
-cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END {printf "%d", s}'; }
-stats() { sort -n | awk '$1 != "timeout" {a[++n] = $1} $1 == "timeout" {t++}
-	END {printf "%d | %.0f | %.0f | %.0f | %d", n + t, a[int(n * 0.5) + 1], a[int(n * 0.99) + 1], a[n], t}'; }
-per_exec() { echo "$1 $2 $3" | awk '{printf "%.1f", ($2 - $1) / $3 / 1000}'; }
-
-measure() {   # NAME PID: prints one table row
-	lat=$($EXEC latency "$N_LAT" "$WORK/ccxt-bench" 1 | stats)
-	before=$(cpu_ns "$2")
-	$EXEC latency "$N_CPU" "$WORK/ccxt-bench" 1 >/dev/null
-	after=$(cpu_ns "$2")
-	matched=$(per_exec "$before" "$after" "$N_CPU")
-	before=$(cpu_ns "$2")
-	$EXEC storm "$N_CPU" "$WORK/ccxt-other"
-	after=$(cpu_ns "$2")
-	unmatched=$(per_exec "$before" "$after" "$N_CPU")
-	echo "| $1 | $lat | $matched | $unmatched |"
+# schedstat PID: on-CPU and runqueue-wait nanoseconds of every thread
+schedstat() { cat /proc/"$1"/task/*/schedstat | awk '{c += $1; w += $2} END {printf "%d %d", c, w}'; }
+# rotate K WORD...: the words, the first K moved to the end, turn by turn
+rotate() {
+	k=$(( $1 % ($# - 1) )); shift
+	while [ "$k" -gt 0 ]; do set -- "$@" "$1"; shift; k=$((k - 1)); done
+	echo "$@"
 }
+program() { echo "$WORK/${1%-*}/ccxt-bench"; }
+mode() { echo "${1#*-}"; }
+# percentile P: of the numbers on stdin ("timeout" counts as the largest)
+percentile() { sed 's/^timeout$/1000000/' | sort -n | awk -v p="$1" '{a[++n] = $1} END {print a[int(n * p) + 1]}'; }
+median() { sort -n | awk '{a[++n] = $1} END {print n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2}'; }
 
-echo "Machine: $(nproc) CPUs, $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-echo "Command: tools/bench/exec-pin.sh $N_LAT $N_CPU ($(date -u +%Y-%m-%d))"
-echo
-echo "| daemon | execs | p50 us | p99 us | max us | timeouts | CPU us/exec, matched | CPU us/exec, unmatched |"
-echo "|---|---|---|---|---|---|---|---|"
-echo "| floor: exec event reaches a listener | $($EXEC events "$N_LAT" "$WORK/ccxt-bench" | stats) | - | - |"
-
-cat > "$WORK/ccxd.conf" <<CONF
+start_ccxd() {
+	cat > "$WORK/ccxd.conf" <<CONF
 [daemon]
 socket = $WORK/ccxd.sock
 topology = synthetic:pack:1 l3:2 core:1 pu:1
@@ -65,18 +80,24 @@ topology = synthetic:pack:1 l3:2 core:1 pu:1
 [program:ccxt-bench]
 ccx = 1
 CONF
-./daemon/ccxd --config "$WORK/ccxd.conf" 2>"$WORK/ccxd.log" &
-DAEMON_PID=$!
-until ./tools/ccxctl --socket "$WORK/ccxd.sock" version >/dev/null 2>&1; do sleep 0.05; done
-sleep 1.2    # past the proc connector's acknowledgement
-measure "ccxd $(./daemon/ccxd --version | cut -d' ' -f2)" "$DAEMON_PID"
-kill "$DAEMON_PID"
-wait "$DAEMON_PID" || true
-DAEMON_PID=
+	./daemon/ccxd --config "$WORK/ccxd.conf" 2>>"$WORK/ccxd.log" &
+	DAEMON_PID=$!
+	i=0
+	until ./tools/ccxctl --socket "$WORK/ccxd.sock" version >/dev/null 2>&1; do
+		i=$((i + 1)); [ $i -lt 200 ] || { echo "ccxd did not start" >&2; exit 1; }; sleep 0.05
+	done
+	sleep 1.2    # past the proc connector's acknowledgement
+}
 
-if command -v tuned >/dev/null; then
+start_bare() {
+	$EXEC pinner 1 &
+	DAEMON_PID=$!
+	sleep 0.5
+}
+
+start_tuned() {
 	mkdir -p /etc/tuned/ccxd-bench
-	[ -f /etc/tuned/active_profile ] && cp /etc/tuned/active_profile "$WORK.active_profile"
+	[ -f /etc/tuned/active_profile ] && [ ! -f "$WORK/active_profile" ] && cp /etc/tuned/active_profile "$WORK/active_profile"
 	cat > /etc/tuned/ccxd-bench/tuned.conf <<CONF
 [main]
 summary=ccxd benchmark: ccxt-bench on CPU 1
@@ -84,12 +105,69 @@ summary=ccxd benchmark: ccxt-bench on CPU 1
 [scheduler]
 group.ccxtbench=0:*:0:2:.*ccxt-bench.*
 CONF
-	tuned --no-dbus --profile ccxd-bench --log "$WORK/tuned.log" &
+	tuned --no-dbus --profile ccxd-bench --log "$WORK/tuned.log" 2>>"$WORK/tuned.log" &
 	DAEMON_PID=$!
 	# Ready when a matching program gets pinned.
 	i=0
-	until [ "$($EXEC latency 1 "$WORK/ccxt-bench" 1)" != timeout ] || [ $i -ge 60 ]; do i=$((i + 1)); sleep 0.5; done
-	measure "tuned $(tuned --version 2>&1 | awk '{print $2}') scheduler plugin" "$DAEMON_PID"
-else
-	echo "| tuned | not installed (apt-get install tuned) | | | | | | |"
-fi
+	until [ "$($EXEC latency 1 "$WORK/static/ccxt-bench" 1)" != timeout ]; do
+		i=$((i + 1)); [ $i -lt 60 ] || { echo "tuned did not pin within 30 s" >&2; exit 1; }; sleep 0.5
+	done
+}
+
+# measure ROLE ROUND: every kind's latencies, and for a daemon its CPU
+measure() {
+	if [ "$1" = floor ]; then
+		for k in $KINDS; do $EXEC events "$N" "$(program $k)" "$(mode $k)" > "$WORK/out/$1.$k.$2"; done
+		return
+	fi
+	"start_$1"
+	set -- "$1" "$2" $(schedstat "$DAEMON_PID")
+	for k in $KINDS; do $EXEC latency "$N" "$(program $k)" 1 "$(mode $k)" > "$WORK/out/$1.$k.$2"; done
+	set -- "$1" "$2" "$3" "$4" $(schedstat "$DAEMON_PID")
+	$EXEC storm "$STORM" "$WORK/ccxt-other"
+	set -- "$@" $(schedstat "$DAEMON_PID")
+	echo "$3 $4 $5 $6 $7" | awk -v n=$((N * $(echo $KINDS | wc -w))) -v s="$STORM" \
+		'{printf "%.1f %.1f %.1f\n", ($3 - $1) / n / 1000, ($4 - $2) / n / 1000, ($5 - $3) / s / 1000}' \
+		> "$WORK/out/$1.cpu.$2"
+	stop_daemon
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+	# The order turns each round: no daemon always runs first or last.
+	for role in $(rotate $((r - 1)) $ROLES); do measure "$role" "$r"; done
+done
+
+# stat ROLE KIND P: the median over rounds of each round's percentile P
+stat() { for r in $(seq 1 "$ROUNDS"); do percentile "$3" < "$WORK/out/$1.$2.$r"; done | median; }
+timeouts() { cat "$WORK"/out/"$1.$2".* | grep -c timeout || true; }
+ratio() { echo "$1 $2" | awk '$2 ~ /^[0-9.]+$/ && $2 > 0 {printf "%.2f", $1 / $2; next} {printf "-"}'; }
+cpu() { for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$2" "$WORK/out/$1.cpu.$r"; done | median; }
+
+echo "Machine: $(nproc) CPUs, $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+echo "Command: tools/bench/exec-pin.sh $ROUNDS $N $STORM ($(date -u +%Y-%m-%d)); ccxd $(./daemon/ccxd --version | cut -d' ' -f2)$([ "$HAVE_TUNED" = yes ] && echo ", tuned $(tuned --version 2>&1 | awk '{print $2}')")"
+echo
+echo "Latency in us, medians over $ROUNDS rounds of $N execs per kind and daemon:"
+echo
+echo "| target | floor p50 | floor p90 | bare p50 | bare p90 | ccxd p50 | ccxd p90 | tuned p50 | tuned p90 | ccxd/floor p50 | ccxd/bare p50 | ccxd/tuned p50 | ccxd/tuned p90 | timeouts ccxd, tuned |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for k in $KINDS; do
+	f50=$(stat floor $k 0.5); f90=$(stat floor $k 0.9)
+	b50=$(stat bare $k 0.5); b90=$(stat bare $k 0.9)
+	c50=$(stat ccxd $k 0.5); c90=$(stat ccxd $k 0.9)
+	if [ "$HAVE_TUNED" = yes ]; then
+		t50=$(stat tuned $k 0.5); t90=$(stat tuned $k 0.9); tt=$(timeouts tuned $k)
+	else
+		t50=-; t90=-; tt=-
+	fi
+	echo "| $k | $f50 | $f90 | $b50 | $b90 | $c50 | $c90 | $t50 | $t90 | $(ratio $c50 $f50) | $(ratio $c50 $b50) | $(ratio $c50 $t50) | $(ratio $c90 $t90) | $(timeouts ccxd $k), $tt |"
+done
+echo
+echo "Daemon time per exec in us, medians over rounds:"
+echo
+echo "| daemon | CPU, matched | waiting for a CPU, matched | CPU, unmatched |"
+echo "|---|---|---|---|"
+for d in $ROLES; do
+	[ "$d" = floor ] && continue
+	echo "| $d | $(cpu $d 1) | $(cpu $d 2) | $(cpu $d 3) |"
+done
+[ "$HAVE_TUNED" = yes ] || echo "(tuned is not installed: apt-get install tuned)"

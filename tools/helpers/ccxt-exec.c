@@ -1,24 +1,36 @@
 /* ccxt-exec: exec storms and exec-to-pin latency, for benchmarks.
  *
- *   ccxt-exec latency N PROGRAM CPULIST
+ *   ccxt-exec latency N PROGRAM CPULIST [hold|spin|threads]
  *       N times: fork; the child notes the time and execs PROGRAM (a copy
- *       of ccxt-exec under a name some rule matches), which waits to be
- *       killed. Meanwhile this process watches the child's affinity until it
- *       equals CPULIST, then kills it. Prints the time from the execve to
- *       the affinity in microseconds, one line per exec, or "timeout" when
- *       it did not arrive within a second. Watching from outside measures
- *       the daemon, not how long the new program takes to start.
- *   ccxt-exec events N PROGRAM
+ *       of ccxt-exec under a name some rule matches), which then sleeps
+ *       (hold, the default), computes (spin) or makes 8 threads that
+ *       compute (threads) until it is killed. Meanwhile this process
+ *       watches the child's affinity until it equals CPULIST, then kills
+ *       it. Prints the time from the execve to the affinity in
+ *       microseconds, one line per exec, or "timeout" when it did not
+ *       arrive within a second. Watching from outside measures the daemon,
+ *       not how long the new program takes to start.
+ *   ccxt-exec events N PROGRAM [hold|spin|threads]
  *       The floor under any daemon driven by the proc connector: N times,
  *       the time from the execve until its exec event reaches a listener
  *       of our own (root only).
  *   ccxt-exec storm N PROGRAM
  *       N times fork, exec PROGRAM (which exits at once) and wait.
+ *   ccxt-exec pinner CPULIST
+ *       The least a daemon can do: set every exec'd process's affinity to
+ *       CPULIST as soon as its exec event arrives, reading nothing else,
+ *       until killed (root only). "latency" watching it measures the floor
+ *       the way it measures a daemon.
  *
- * Run under another name, ccxt-exec is the exec'd program: "hold" waits
- * for a signal, anything else exits at once. */
+ * Run under a name that does not start with "ccxt-exec", it is the exec'd
+ * program: "hold", "spin" and "threads" as above, anything else exits at
+ * once. ccxt-exec is linked statically and ccxt-exec-dynamic dynamically:
+ * a dynamic program spends its first few hundred microseconds in ld.so,
+ * where a static one runs its own code at once. */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +48,7 @@
 #include "cpulist.h"
 
 #define TIMEOUT_NS 1000000000LL
+#define TARGET_THREADS 8
 
 static long long now_ns(void) {
 	struct timespec ts;
@@ -58,8 +71,8 @@ static pid_t start(char *program, char **args, volatile long long *stamp) {
 	return pid;
 }
 
-static int measure_one(char *program, const cpu_set_t *want, volatile long long *stamp) {
-	char *args[] = { program, "hold", NULL };
+static int measure_one(char *program, char *mode, const cpu_set_t *want, volatile long long *stamp) {
+	char *args[] = { program, mode, NULL };
 	cpu_set_t have;
 	long long t = 0;
 	pid_t pid;
@@ -108,8 +121,8 @@ static int listen_events(void) {
 	return fd;
 }
 
-static int event_one(int fd, char *program, volatile long long *stamp) {
-	char *args[] = { program, "hold", NULL };
+static int event_one(int fd, char *program, char *mode, volatile long long *stamp) {
+	char *args[] = { program, mode, NULL };
 	char buf[4096];
 	pid_t pid = start(program, args, stamp);
 
@@ -134,6 +147,27 @@ static int event_one(int fd, char *program, volatile long long *stamp) {
 	return 0;
 }
 
+static int pinner(const cpu_set_t *cpus) {
+	char buf[4096];
+	int fd = listen_events();
+
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		const struct nlmsghdr *h = (const void *)buf;
+		const struct proc_event *ev;
+
+		if (n < 0 && errno != EINTR && errno != ENOBUFS)
+			return -errno;
+		if (n < (ssize_t)(NLMSG_HDRLEN + sizeof(struct cn_msg) + sizeof(struct proc_event)))
+			continue;
+		ev = (const void *)((const struct cn_msg *)NLMSG_DATA(h))->data;
+		if (ev->what == PROC_EVENT_EXEC)
+			sched_setaffinity(ev->event_data.exec.process_pid, sizeof(*cpus), cpus);
+	}
+}
+
 static int storm_one(char *program) {
 	char *args[] = { program, "exit", NULL };
 	pid_t pid = start(program, args, NULL);
@@ -144,21 +178,57 @@ static int storm_one(char *program) {
 	return WIFEXITED(status) && WEXITSTATUS(status) == 127 ? -ENOEXEC : 0;
 }
 
+static void *spin(void *arg) {
+	(void)arg;
+	for (volatile unsigned long i = 0;; i++)
+		;
+	return NULL;
+}
+
+/* The exec'd program: what it does until it is killed. */
+static int target(const char *mode) {
+	if (strcmp(mode, "hold") == 0)
+		pause();
+	else if (strcmp(mode, "spin") == 0)
+		spin(NULL);
+	else if (strcmp(mode, "threads") == 0) {
+		for (int i = 1; i < TARGET_THREADS; i++) {
+			pthread_t t;
+			if (pthread_create(&t, NULL, spin, NULL) != 0)
+				return 1;
+		}
+		spin(NULL);
+	}
+	return 0;
+}
+
+static bool known_mode(const char *mode) {
+	return strcmp(mode, "hold") == 0 || strcmp(mode, "spin") == 0 || strcmp(mode, "threads") == 0;
+}
+
 int main(int argc, char **argv) {
 	const char *self = strrchr(argv[0], '/');
 	volatile long long *stamp;
 	cpu_set_t want;
-	int events = -1;
+	char *mode = "hold";
+	int events = -1, mode_arg;
 	long n;
 
 	self = self ? self + 1 : argv[0];
-	if (strcmp(self, "ccxt-exec") != 0) {
-		if (argc > 1 && strcmp(argv[1], "hold") == 0)
-			pause();
-		return 0;
+	if (strncmp(self, "ccxt-exec", strlen("ccxt-exec")) != 0)
+		return target(argc > 1 ? argv[1] : "exit");
+	if (argc == 3 && strcmp(argv[1], "pinner") == 0) {
+		int r = cpulist_parse(argv[2], &want) < 0 ? -EINVAL : pinner(&want);
+		fprintf(stderr, "ccxt-exec: pinner: %s\n", strerror(-r));
+		return 1;
 	}
-	if (argc < 4 || (strcmp(argv[1], "latency") == 0 && (argc < 5 || cpulist_parse(argv[4], &want) < 0))) {
-		fprintf(stderr, "Usage: ccxt-exec latency N PROGRAM CPULIST | events N PROGRAM | storm N PROGRAM\n");
+	mode_arg = argc > 1 && strcmp(argv[1], "latency") == 0 ? 5 : 4;
+	if (argc > mode_arg)
+		mode = argv[mode_arg];
+	if (argc < 4 || (strcmp(argv[1], "latency") == 0 && (argc < 5 || cpulist_parse(argv[4], &want) < 0)) ||
+	    !known_mode(mode)) {
+		fprintf(stderr, "Usage: ccxt-exec latency N PROGRAM CPULIST [hold|spin|threads] | "
+				"events N PROGRAM [hold|spin|threads] | storm N PROGRAM | pinner CPULIST\n");
 		return 2;
 	}
 	stamp = mmap(NULL, sizeof(*stamp), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -179,9 +249,9 @@ int main(int argc, char **argv) {
 		int r;
 		fflush(stdout);
 		if (strcmp(argv[1], "latency") == 0)
-			r = measure_one(argv[3], &want, stamp);
+			r = measure_one(argv[3], mode, &want, stamp);
 		else if (events >= 0)
-			r = event_one(events, argv[3], stamp);
+			r = event_one(events, argv[3], mode, stamp);
 		else
 			r = storm_one(argv[3]);
 		if (r < 0) {
