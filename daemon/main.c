@@ -20,7 +20,10 @@ static void usage(FILE *f) {
 		"                           \"configuration OK\" or every error, and exit\n"
 		"  -v, --verbose            log debug messages too\n"
 		"  -V, --version            print the version and exit\n"
-		"  -h, --help               print this help and exit\n");
+		"  -h, --help               print this help and exit\n\n"
+		"With " CONFIG_DEFAULT_PATH " come the drop-ins of " CONFIG_DEFAULT_PATH ".d/ and the\n"
+		"packages' presets in %s/.\n",
+		config_presets_for(CONFIG_DEFAULT_PATH));
 }
 
 static int check_config(const char *path) {
