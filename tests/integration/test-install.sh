@@ -43,10 +43,18 @@ check_presets "$DEST" /usr
 UNIT=$DEST/usr/lib/systemd/system/ccxd.service
 check "ExecStart names the installed ccxd" grep -qx 'ExecStart=/usr/sbin/ccxd' "$UNIT"
 check "ExecReload waits for ccxctl reload" grep -qx 'ExecReload=+/usr/bin/ccxctl reload' "$UNIT"
+check "ExecStartPre, ExecReload and ExecStopPost set and put back the X3D mode as root with the installed ccxd" sh -c "
+	grep -qx 'ExecStartPre=+/usr/sbin/ccxd --x3d-mode=apply' $UNIT &&
+	grep -qx 'ExecReload=+/usr/sbin/ccxd --x3d-mode=apply' $UNIT &&
+	grep -qx 'ExecStopPost=+/usr/sbin/ccxd --x3d-mode=restore' $UNIT"
 make -s install DESTDIR="$WORK/local" >/dev/null
 check "with PREFIX=/usr/local the units name /usr/local" sh -c "
 	grep -qx 'ExecStart=/usr/local/sbin/ccxd' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
-	grep -qx 'ExecReload=+/usr/local/bin/ccxctl reload' $WORK/local/usr/local/lib/systemd/system/ccxd.service"
+	grep -qx 'ExecReload=+/usr/local/bin/ccxctl reload' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
+	grep -qx 'ExecStartPre=+/usr/local/sbin/ccxd --x3d-mode=apply' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
+	grep -qx 'ExecReload=+/usr/local/sbin/ccxd --x3d-mode=apply' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
+	grep -qx 'ExecStopPost=+/usr/local/sbin/ccxd --x3d-mode=restore' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
+	! grep -q '/usr/sbin\|/usr/bin' $WORK/local/usr/local/lib/systemd/system/ccxd.service"
 check_presets "$WORK/local" /usr/local
 make -s uninstall DESTDIR="$WORK/local" >/dev/null
 check "uninstall removes the empty drop-in and presets directories (PREFIX=/usr/local)" \
@@ -97,6 +105,7 @@ check "completes ccxctl's options" [ "$(complete_ccx ccxctl --j)" = "--json " ]
 check "completes after options" [ "$(complete_ccx ccxctl --json re)" = "reload " ]
 check "completes pin's PID" sh -c "echo ' $(complete_ccx ccxctl pin '') ' | grep -q ' $$ '"
 check "completes ccxd's options" [ "$(complete_ccx ccxd --c)" = "--check-config --config " ]
+check "completes ccxd --x3d-mode's values" [ "$(complete_ccx ccxd --x3d-mode '')" = "apply restore " ]
 check "completes ccxd --config with files" [ "$(complete_ccx ccxd --config "$DEST/etc/ccxd.c")" = "$DEST/etc/ccxd.conf $DEST/etc/ccxd.conf.d " ]
 
 echo "; edited" >> "$DEST/etc/ccxd.conf"
