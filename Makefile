@@ -21,6 +21,11 @@ SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+DATADIR    ?= $(PREFIX)/share
+PKGDATADIR ?= $(DATADIR)/ccxd
+# The packages' presets, read with /etc/ccxd.conf and its drop-ins: built
+# into ccxd, so that the ccxd installed reads them where it is installed.
+PRESETSDIR ?= $(PKGDATADIR)/ccxd.conf.d
 
 VERSION    := 0.1.0
 PKGS       := libsystemd libnl-3.0 hwloc inih json-c libbpf
@@ -156,6 +161,15 @@ BUILT      := common/*.o $(addsuffix /*.o,$(DAEMON_DIRS)) tools/*.o tools/helper
 .build-flags: FORCE
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || { rm -f $(BUILT); echo '$(BUILD_FLAGS)' > $@; }
 
+# The install paths built in go to the one object that uses them, and are
+# recorded apart: make install PREFIX=/usr after make rebuilds that object
+# and the archive it is in (so every program that links it), not the tree.
+PATH_FLAGS := -DCCXD_PRESETS_DIR='"$(PRESETSDIR)"'
+daemon/config/config.o: CFLAGS += $(PATH_FLAGS)
+daemon/config/config.o: .build-paths
+.build-paths: FORCE
+	@echo '$(PATH_FLAGS)' | cmp -s - $@ || { rm -f daemon/config/config.o daemon/libccxd.a; echo '$(PATH_FLAGS)' > $@; }
+
 # ---- fuzzing: libFuzzer harnesses, built with clang in their own directory
 # so that their objects never mix with the normal build's ----
 FUZZ_CC      ?= clang
@@ -173,6 +187,7 @@ FUZZ_SECONDS ?= 60
 
 $(FUZZ_DIR)/daemon/sample/taskiter.o: $(TASKITER_OBJECT)
 $(FUZZ_DIR)/daemon/sample/traffic.o: $(TRAFFIC_OBJECT)
+$(FUZZ_DIR)/daemon/config/config.o: FUZZ_CFLAGS += $(PATH_FLAGS)
 $(FUZZ_DIR)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
@@ -204,6 +219,8 @@ check: all $(UNIT_BIN) $(if $(shell command -v $(FUZZ_CC)),fuzz-build)
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(BASHCOMPLETIONDIR) $(addprefix $(DESTDIR)$(MANDIR)/man,1 5 8)
+	@# Where the administrator's drop-ins and the packages' presets go.
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/ccxd.conf.d $(DESTDIR)$(PRESETSDIR)
 	install -m 0755 daemon/ccxd $(DESTDIR)$(SBINDIR)/ccxd
 	install -m 0755 tools/ccxctl $(DESTDIR)$(BINDIR)/ccxctl
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ccxd.conf ]; then \
@@ -236,6 +253,11 @@ uninstall:
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/ccxd.conf ]; then \
 		echo "keeping modified $(DESTDIR)$(SYSCONFDIR)/ccxd.conf"; \
 	fi
+	@# The drop-in and preset directories go only when nothing is left in them.
+	@for d in $(DESTDIR)$(SYSCONFDIR)/ccxd.conf.d $(DESTDIR)$(PRESETSDIR) $(DESTDIR)$(PKGDATADIR); do \
+		[ ! -d $$d ] || rmdir --ignore-fail-on-non-empty $$d || exit 1; \
+		[ ! -d $$d ] || echo "keeping $$d: it is not empty"; \
+	done
 
 # Boots Debian 12's systemd in a container (cached rootfs), installs ccxd
 # there and runs it as a service; make check runs it too when it can.
@@ -243,7 +265,7 @@ check-systemd: all
 	@sh tests/integration/test-systemd-nspawn.sh
 
 clean:
-	rm -f $(BUILT) $(TASKITER_OBJECT) $(TRAFFIC_OBJECT) .build-flags
+	rm -f $(BUILT) $(TASKITER_OBJECT) $(TRAFFIC_OBJECT) .build-flags .build-paths
 	rm -rf $(FUZZ_DIR)
 
 .PHONY: all run check check-systemd install uninstall clean fuzz fuzz-build FORCE

@@ -346,6 +346,24 @@ int procfs_read_exe(const char *root, pid_t pid, char **ret) {
 	return *ret ? 0 : -ENOMEM;
 }
 
+int procfs_read_exe_of(const char *root, const struct procfs_stat *st, char **ret) {
+	struct procfs_stat now;
+	char *exe;
+	int r = procfs_read_exe(root, st->pid, &exe);
+
+	if (r < 0)
+		return r;
+	/* The start time read after the link: the same one means the same
+	 * process had the pid all along, so the link was its. */
+	r = procfs_read_stat(root, st->pid, &now);
+	if (r < 0 || now.start_time != st->start_time) {
+		free(exe);
+		return -ESRCH;
+	}
+	*ret = exe;
+	return 0;
+}
+
 int procfs_read_cmdline(const char *root, pid_t pid, size_t max, char **ret) {
 	char path[PATH_MAX], *buf;
 	ssize_t len;

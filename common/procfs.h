@@ -90,6 +90,12 @@ int procfs_read_comm(const char *root, pid_t pid, char comm[PROCFS_COMM_MAX]);
  * -ESRCH when gone, -ENOENT for kernel threads, -EACCES without privilege. */
 int procfs_read_exe(const char *root, pid_t pid, char **ret);
 
+/* The exe of the process st describes, as procfs_read_exe() reads it, and
+ * only if that process still has its pid after the read: -ESRCH when the
+ * stat file then shows another start time (the pid was reused, and the link
+ * read may be the newcomer's) or is gone. */
+int procfs_read_exe_of(const char *root, const struct procfs_stat *st, char **ret);
+
 /* /proc/PID/cmdline with arguments joined by single spaces, malloc'd; at most
  * max bytes of it are read. "" for kernel threads and zombies. */
 int procfs_read_cmdline(const char *root, pid_t pid, size_t max, char **ret);

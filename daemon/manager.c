@@ -366,34 +366,17 @@ static int arm_interval(struct manager *m) {
 
 /* ---- reload, pin, unpin ----------------------------------------------- */
 
-/* [daemon] x3d_mode on this machine's amd_x3d_vcache driver. Only enforce
- * changes it (dry-run and off change nothing on the machine), and only for
- * the running system's topology: the driver is this machine's. Otherwise,
- * and for keep, a mode that a killed ccxd left set goes back. The topology
- * then shows the mode as it is. */
+/* [daemon] x3d_mode on this machine's amd_x3d_vcache driver
+ * (x3d_apply_config()): in enforce mode on the system's topology the mode
+ * asked for, otherwise, and for keep, the one a killed ccxd left set goes
+ * back. Under the shipped unit ExecStartPre= and ExecReload= have set it
+ * already, as root (ccxd --x3d-mode=apply), and nothing is left to write
+ * here, where /sys is read-only. The topology then shows the mode as it is. */
 static void apply_x3d(struct manager *m) {
-	enum config_x3d want = m->config->x3d_mode;
 	char mode[PROCFS_X3D_MODE_MAX];
-	int r;
 
-	if (m->config->mode != CONFIG_MODE_ENFORCE || strcmp(m->topology->source, "system") != 0) {
-		if (want != CONFIG_X3D_KEEP)
-			log_notice("x3d_mode = %s is not set: mode %s, topology %s", config_x3d_to_string(want),
-				   config_mode_to_string(m->config->mode), m->topology->source);
-		want = CONFIG_X3D_KEEP;
-	}
-	r = x3d_apply(m->root, m->runtime_dir, want);
-	if (r == -ENOENT) {
-		if (want != CONFIG_X3D_KEEP)
-			log_notice("x3d_mode = %s, but no amd_x3d_vcache driver is bound: nothing to set",
-				   config_x3d_to_string(want));
+	if (x3d_apply_config(m->root, m->runtime_dir, m->config, m->topology) == -ENOENT)
 		return;
-	}
-	if (r < 0)
-		log_warning_errno(r, "Failed to set the X3D mode to %s: %m", config_x3d_to_string(want));
-	else if (r > 0)
-		log_info("X3D mode (amd_x3d_vcache) set to %s%s", want == CONFIG_X3D_KEEP ? "the one found before, " : "",
-			 procfs_read_x3d_mode(m->root, mode) == 0 ? mode : "?");
 	if (strcmp(m->topology->source, "system") == 0 && procfs_read_x3d_mode(m->root, mode) == 0)
 		snprintf(m->topology->x3d_mode, sizeof(m->topology->x3d_mode), "%s", mode);
 }
@@ -700,8 +683,12 @@ int manager_run(struct manager *m) {
 		if (m->autoplace)
 			autoplace_release_all(m->autoplace);
 		/* With restore_on_exit = no the mode stays, and so does the
-		 * record of the one found, for the next start. */
-		if (m->runtime_dir) {
+		 * record of the one found, for the next start. A ccxd that may
+		 * not write the mode (the shipped unit's: user ccxd, /sys
+		 * read-only) leaves the record to whoever set the mode for it:
+		 * the unit's ExecStopPost=+ccxd --x3d-mode=restore, which runs
+		 * after a crash too. Trying here would only fail. */
+		if (m->runtime_dir && x3d_writable(m->root)) {
 			int r2 = x3d_restore(m->root, m->runtime_dir);
 			if (r2 < 0 && r2 != -ENOENT)
 				log_warning_errno(r2, "Failed to put the X3D mode back: %m");

@@ -148,11 +148,15 @@ static void read_ancestors(const struct ruler *r, const struct procfs_stat *st, 
 	f->id.ancestors = f->ancestors;
 }
 
+/* Each checked against the start time its stat gave: an ancestor that exited
+ * after its stat was read may have left its pid to a process whose exe would
+ * then pass for its own. (The process decided needs no such check: its pin
+ * is set through a pidfd checked against its start time.) */
 static void read_ancestor_exes(const struct ruler *r, struct facts *f) {
 	for (size_t i = 0; i < f->id.n_ancestors; i++) {
 		if (f->exes[i])
 			continue;
-		if (procfs_read_exe(r->root, f->ancestors[i].pid, &f->exes[i]) < 0)
+		if (procfs_read_exe_of(r->root, &f->stats[i], &f->exes[i]) < 0)
 			f->exes[i] = NULL;
 		f->ancestors[i].exe = f->exes[i];
 	}

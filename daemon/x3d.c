@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "atomicfile.h"
+#include "log.h"
 #include "procfs.h"
 
 static void original_path(const char *root, const char *runtime_dir, char *path, size_t size) {
@@ -85,4 +86,37 @@ int x3d_apply(const char *root, const char *runtime_dir, enum config_x3d want) {
 
 int x3d_restore(const char *root, const char *runtime_dir) {
 	return x3d_apply(root, runtime_dir, CONFIG_X3D_KEEP);
+}
+
+enum config_x3d x3d_wanted(const struct config *c, const struct topology *t) {
+	if (c->mode != CONFIG_MODE_ENFORCE || strcmp(t->source, "system") != 0)
+		return CONFIG_X3D_KEEP;
+	return c->x3d_mode;
+}
+
+int x3d_apply_config(const char *root, const char *runtime_dir, const struct config *c, const struct topology *t) {
+	enum config_x3d want = x3d_wanted(c, t);
+	char mode[PROCFS_X3D_MODE_MAX];
+	int r;
+
+	if (want != c->x3d_mode)
+		log_notice("x3d_mode = %s is not set: mode %s, topology %s", config_x3d_to_string(c->x3d_mode),
+			   config_mode_to_string(c->mode), t->source);
+	r = x3d_apply(root, runtime_dir, want);
+	if (r == -ENOENT) {
+		if (want != CONFIG_X3D_KEEP)
+			log_notice("x3d_mode = %s, but no amd_x3d_vcache driver is bound: nothing to set",
+				   config_x3d_to_string(want));
+	} else if (r < 0)
+		log_warning_errno(r, "Failed to set the X3D mode to %s: %m", config_x3d_to_string(want));
+	else if (r > 0)
+		log_info("X3D mode (amd_x3d_vcache) set to %s%s", want == CONFIG_X3D_KEEP ? "the one found before, " : "",
+			 procfs_read_x3d_mode(root, mode) == 0 ? mode : "?");
+	return r;
+}
+
+bool x3d_writable(const char *root) {
+	char path[PATH_MAX];
+
+	return procfs_find_x3d_mode(root, path, sizeof(path)) == 0 && access(path, W_OK) == 0;
 }

@@ -6,9 +6,25 @@
  * under root ("" for the real one), for tests. */
 #pragma once
 
+#include <stdbool.h>
+
 #include "config.h"
+#include "topology.h"
 
 #define X3D_ORIGINAL_FILE "x3d-mode"
+
+/* What c's x3d_mode asks of this machine's driver with t, the topology c
+ * names: only enforce changes the mode, and only for the running system's
+ * topology (the driver is this machine's); otherwise keep. */
+enum config_x3d x3d_wanted(const struct config *c, const struct topology *t);
+
+/* x3d_apply() for what c asks (x3d_wanted()), each outcome logged: the mode
+ * set, a driver missing, a write that failed. Returns what x3d_apply() does. */
+int x3d_apply_config(const char *root, const char *runtime_dir, const struct config *c, const struct topology *t);
+
+/* Whether this process may write the mode: not without the driver, nor as
+ * another user than root, nor in a sandbox that mounts /sys read-only. */
+bool x3d_writable(const char *root);
 
 /* Makes the mode what want says: for cache or frequency writes it (after
  * recording the original); for keep puts back an original recorded by an

@@ -711,8 +711,12 @@ static void parse_dropins(struct parser *p, const char *dir, const char *presets
 	free(list);
 }
 
+#ifndef CCXD_PRESETS_DIR
+#error "CCXD_PRESETS_DIR, the Makefile's PRESETSDIR, is given to this file alone"
+#endif
+
 const char *config_presets_for(const char *path) {
-	return strcmp(path, CONFIG_DEFAULT_PATH) == 0 ? CONFIG_PRESETS_DIR : NULL;
+	return strcmp(path, CONFIG_DEFAULT_PATH) == 0 ? CCXD_PRESETS_DIR : NULL;
 }
 
 int config_load_from(const struct config_sources *src, struct config **ret, char ***errors) {

@@ -1,8 +1,7 @@
 /* /etc/ccxd.conf: the [daemon] section and the rules, parsed with inih into a
  * fresh struct, and the rules of its drop-ins: the NAME.conf files of
- * /etc/ccxd.conf.d and the packages' presets in /usr/share/ccxd/ccxd.conf.d.
- * A config is
- * only ever swapped in whole and valid. */
+ * /etc/ccxd.conf.d and the packages' presets in PREFIX/share/ccxd/ccxd.conf.d
+ * (config_presets_for()). A config is only ever swapped in whole and valid. */
 #pragma once
 
 #include <stdbool.h>
@@ -15,8 +14,6 @@
 #include "sampler.h"
 
 #define CONFIG_DEFAULT_PATH    "/etc/ccxd.conf"
-/* Packaged drop-ins, read with CONFIG_DEFAULT_PATH's own. */
-#define CONFIG_PRESETS_DIR     "/usr/share/ccxd/ccxd.conf.d"
 #define CONFIG_DEFAULT_SOCKET  CCXD_DEFAULT_SOCKET
 #define CONFIG_DEFAULT_RUNTIME "/run/ccxd"
 
@@ -84,9 +81,11 @@ struct config_sources {
  * *errors holding "FILE: strerror". */
 int config_load_from(const struct config_sources *src, struct config **ret, char ***errors);
 
-/* The presets read with path: CONFIG_PRESETS_DIR for CONFIG_DEFAULT_PATH,
- * none (NULL) for any other, so that a config given by path (tests, trials)
- * is read whole from where it names. */
+/* The presets read with path: for CONFIG_DEFAULT_PATH the packaged drop-ins
+ * where the build's PREFIX puts them (the Makefile's PRESETSDIR:
+ * /usr/share/ccxd/ccxd.conf.d with PREFIX=/usr), none (NULL) for any other
+ * path, so that a config given by path (tests, trials) is read whole from
+ * where it names. */
 const char *config_presets_for(const char *path);
 
 /* path, its drop-ins in path.d/, and config_presets_for(path). */

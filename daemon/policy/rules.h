@@ -52,7 +52,8 @@ struct rule {
 struct rule_ancestor {
 	pid_t pid;
 	const char *comm;
-	const char *exe;          /* NULL when unreadable (a kernel thread, no privilege): matches as "" */
+	const char *exe;          /* NULL when unreadable (a kernel thread, no privilege, the
+				   * pid taken by another process since): matches as "" */
 };
 
 #define RULE_NEED_EXE           (1u << 0)

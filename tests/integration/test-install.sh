@@ -13,14 +13,52 @@ for f in $INSTALLED; do
 done
 check "the installed ccxd runs" sh -c "$DEST/usr/sbin/ccxd --check-config $DEST/etc/ccxd.conf | grep -q 'configuration OK'"
 
+# The directories of the drop-ins and the presets, and the presets read
+# where PREFIX put them. The installed ccxd reads the real /etc/ccxd.conf in
+# a mount namespace of its own, with the install's /etc and share directory
+# laid over the machine's (read-only overlays): a preset with an error is
+# reported only if ccxd looks for presets in that very directory.
+presets_read_from() {   # DESTDIR PREFIX: prints what ccxd --check-config /etc/ccxd.conf says
+	printf '[program:from-preset]\nbogus = 1\n' > "$1$2/share/ccxd/ccxd.conf.d/50-test.conf"
+	unshare --mount sh -c "mount -t overlay overlay -o lowerdir=$1/etc:/etc /etc &&
+		mount -t overlay overlay -o lowerdir=$1$2/share:$2/share $2/share &&
+		$1$2/sbin/ccxd --check-config /etc/ccxd.conf" 2>&1
+	rm -f "$1$2/share/ccxd/ccxd.conf.d/50-test.conf"
+}
+check_presets() {       # DESTDIR PREFIX
+	check "installs the drop-in directory /etc/ccxd.conf.d (PREFIX=$2)" test -d "$1/etc/ccxd.conf.d"
+	check "installs the presets directory $2/share/ccxd/ccxd.conf.d" test -d "$1$2/share/ccxd/ccxd.conf.d"
+	check "ccxd --help names it" sh -c "$1$2/sbin/ccxd --help | grep -qF '$2/share/ccxd/ccxd.conf.d/'"
+	if unshare --mount sh -c "mount -t overlay overlay -o lowerdir=$1/etc:/etc /etc" 2>/dev/null; then
+		presets_read_from "$1" "$2" > "$WORK/presets.out"
+		check "the installed ccxd reads the presets there" \
+			grep -q "^$2/share/ccxd/ccxd.conf.d/50-test.conf:2: unknown key 'bogus'" "$WORK/presets.out"
+	else
+		echo "ok - the installed ccxd reads the presets there # SKIP no overlay mount over /etc here"
+	fi
+}
+check_presets "$DEST" /usr
+
 # The units name the programs where PREFIX puts them.
 UNIT=$DEST/usr/lib/systemd/system/ccxd.service
 check "ExecStart names the installed ccxd" grep -qx 'ExecStart=/usr/sbin/ccxd' "$UNIT"
 check "ExecReload waits for ccxctl reload" grep -qx 'ExecReload=+/usr/bin/ccxctl reload' "$UNIT"
+check "ExecStartPre, ExecReload and ExecStopPost set and put back the X3D mode as root with the installed ccxd" sh -c "
+	grep -qx 'ExecStartPre=+/usr/sbin/ccxd --x3d-mode=apply' $UNIT &&
+	grep -qx 'ExecReload=+/usr/sbin/ccxd --x3d-mode=apply' $UNIT &&
+	grep -qx 'ExecStopPost=+/usr/sbin/ccxd --x3d-mode=restore' $UNIT"
 make -s install DESTDIR="$WORK/local" >/dev/null
 check "with PREFIX=/usr/local the units name /usr/local" sh -c "
 	grep -qx 'ExecStart=/usr/local/sbin/ccxd' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
-	grep -qx 'ExecReload=+/usr/local/bin/ccxctl reload' $WORK/local/usr/local/lib/systemd/system/ccxd.service"
+	grep -qx 'ExecReload=+/usr/local/bin/ccxctl reload' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
+	grep -qx 'ExecStartPre=+/usr/local/sbin/ccxd --x3d-mode=apply' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
+	grep -qx 'ExecReload=+/usr/local/sbin/ccxd --x3d-mode=apply' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
+	grep -qx 'ExecStopPost=+/usr/local/sbin/ccxd --x3d-mode=restore' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
+	! grep -q '/usr/sbin\|/usr/bin' $WORK/local/usr/local/lib/systemd/system/ccxd.service"
+check_presets "$WORK/local" /usr/local
+make -s uninstall DESTDIR="$WORK/local" >/dev/null
+check "uninstall removes the empty drop-in and presets directories (PREFIX=/usr/local)" \
+	sh -c "[ ! -e $WORK/local/etc/ccxd.conf.d ] && [ ! -e $WORK/local/usr/local/share/ccxd ]"
 
 # systemd scores the sandbox from the file alone; keep it at what it was
 # when docs/design.md recorded it.
@@ -67,9 +105,11 @@ check "completes ccxctl's options" [ "$(complete_ccx ccxctl --j)" = "--json " ]
 check "completes after options" [ "$(complete_ccx ccxctl --json re)" = "reload " ]
 check "completes pin's PID" sh -c "echo ' $(complete_ccx ccxctl pin '') ' | grep -q ' $$ '"
 check "completes ccxd's options" [ "$(complete_ccx ccxd --c)" = "--check-config --config " ]
-check "completes ccxd --config with files" [ "$(complete_ccx ccxd --config "$DEST/etc/ccxd.c")" = "$DEST/etc/ccxd.conf " ]
+check "completes ccxd --x3d-mode's values" [ "$(complete_ccx ccxd --x3d-mode '')" = "apply restore " ]
+check "completes ccxd --config with files" [ "$(complete_ccx ccxd --config "$DEST/etc/ccxd.c")" = "$DEST/etc/ccxd.conf $DEST/etc/ccxd.conf.d " ]
 
 echo "; edited" >> "$DEST/etc/ccxd.conf"
+echo "[program:local]" > "$DEST/etc/ccxd.conf.d/local.conf"
 make -s install DESTDIR="$DEST" PREFIX=/usr >/dev/null
 check "a second install keeps an edited /etc/ccxd.conf" grep -q '^; edited' "$DEST/etc/ccxd.conf"
 make -s uninstall DESTDIR="$DEST" PREFIX=/usr >/dev/null
@@ -78,8 +118,12 @@ for f in $INSTALLED; do
 	check "uninstall removes $f" test ! -e "$DEST$f"
 done
 check "uninstall keeps an edited configuration" test -e "$DEST/etc/ccxd.conf"
+check "and the drop-in directory with a drop-in in it" test -e "$DEST/etc/ccxd.conf.d/local.conf"
+check "uninstall removes the empty presets directory" test ! -e "$DEST/usr/share/ccxd"
+rm "$DEST/etc/ccxd.conf.d/local.conf"
 rm "$DEST/etc/ccxd.conf"
 make -s install DESTDIR="$DEST" PREFIX=/usr >/dev/null
 make -s uninstall DESTDIR="$DEST" PREFIX=/usr >/dev/null
 check "uninstall removes an unedited configuration" test ! -e "$DEST/etc/ccxd.conf"
+check "and the empty drop-in directory" test ! -e "$DEST/etc/ccxd.conf.d"
 check "and leaves no file behind" sh -c "[ -z \"\$(find $DEST -type f)\" ]"

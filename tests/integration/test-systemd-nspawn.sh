@@ -8,6 +8,10 @@
 # A rule that names a systemd unit (unit =) pins a program started in
 # that unit, and not its twin outside it.
 #
+# x3d_mode = cache on a driver file of the container's own (a tmpfs over its
+# /sys/bus/platform/drivers): set as root before the sandboxed ccxd starts,
+# put back after it stops, and after a kill -9.
+#
 # The rootfs is cached in $CCXD_TEST_NSPAWN_CACHE (default /var/cache/ccxd-test);
 # building it takes about a minute and needs the Debian mirror. The test
 # skips when it cannot run here. make check-systemd runs it alone.
@@ -278,3 +282,56 @@ journal_has_release() {
 check "journald holds the release, with no rule" wait_for 5 journal_has_release
 check "and the pin by hand, on CCX 0" sh -c "nsenter -t $LEADER -a journalctl -u ccxd -b -o json CCXD_DECISION=pin CCXD_PID=$other </dev/null |
 	jq -e 'select(.CCXD_CCX == \"0\")' >/dev/null"
+
+# ---- the X3D mode, set and put back as root around the sandboxed ccxd -------------------
+
+# amd_x3d_vcache as an X3D part has it: a file of root's, 0644, "frequency".
+# A tmpfs over the container's /sys/bus/platform/drivers, in its own mount
+# namespace, holds it; the service's sandbox sees it read-only, as it sees
+# the real /sys. The topology is the machine's, which x3d_mode needs, and
+# with no rules it fits any machine.
+X3D_DIR=/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00
+X3D=$X3D_DIR/amd_x3d_mode
+x3d_is() { [ "$(ns cat "$X3D")" = "$1" ]; }
+recorded_is() { [ "$(ns cat /run/ccxd/x3d-mode 2>/dev/null)" = "$1" ]; }
+# The lines about the X3D mode in ccxd's journal, each after the uid that
+# logged it: 0 for the unit's commands, ccxd's own for the daemon.
+x3d_log() {
+	ns journalctl -u ccxd -b -o json | jq -r 'select(.MESSAGE | test("X3D mode")) | "\(._UID) \(.MESSAGE)"'
+}
+# x3d_logged UID TEXT COUNT: that many lines of uid's with TEXT
+x3d_logged() { [ "$(x3d_log | grep -cF "$1 X3D mode (amd_x3d_vcache) $2")" = "$3" ]; }
+ccxd_wrote_nothing() {
+	! ns journalctl -u ccxd -b | grep -q 'Failed to set the X3D mode\|Failed to put the X3D mode back' &&
+		[ -z "$(x3d_log | grep -v '^0 ')" ]
+}
+
+ns systemctl stop ccxd >/dev/null 2>&1
+if ns sh -c "mount -t tmpfs -o mode=0755 ccxd-test-x3d /sys/bus/platform/drivers && mkdir -p $X3D_DIR &&
+	printf 'frequency\n' > $X3D && chmod 0644 $X3D"; then
+	printf '[daemon]\ninterval = 100ms\nx3d_mode = cache\n' > "$ROOT/etc/ccxd.conf"
+	check "with x3d_mode = cache, systemctl start ccxd" ns systemctl start ccxd
+	check "sets the mode to cache" x3d_is cache
+	check "as root, before ccxd (ExecStartPre)" wait_for 5 x3d_logged 0 "set to cache" 1
+	check "recording the mode found, frequency, in /run/ccxd/x3d-mode" recorded_is frequency
+	check "ccxctl topology shows the mode" sh -c "nsenter -t $LEADER -a ccxctl topology </dev/null | grep -q 'amd_x3d_vcache in cache mode'"
+	check "and ccxctl status" sh -c "nsenter -t $LEADER -a ccxctl --json status </dev/null | jq -e '.x3d_mode == \"cache\"' >/dev/null"
+
+	MAINPID=$(ns systemctl show -p MainPID --value ccxd)
+	check "ccxd has a main pid to kill ($MAINPID)" a_pid "$MAINPID"
+	if a_pid "$MAINPID"; then
+		ns sh -c "kill -9 $MAINPID"
+		check "a ccxd killed with SIGKILL is restarted" wait_for 15 restarted
+		check "after ExecStopPost put frequency back, as root" wait_for 5 x3d_logged 0 "put back to frequency" 1
+		check "and ExecStartPre set cache again" x3d_is cache
+		check "with frequency still the mode recorded, not the one ccxd had set" recorded_is frequency
+	fi
+	check "systemctl stop ccxd" sh -c "nsenter -t $LEADER -a systemctl stop ccxd </dev/null 2>/dev/null"
+	check "puts the mode back to frequency" x3d_is frequency
+	check "and forgets the record" sh -c "! nsenter -t $LEADER -a test -e /run/ccxd/x3d-mode </dev/null"
+	check "ccxd itself neither failed to write the mode nor wrote it" ccxd_wrote_nothing
+	ns umount /sys/bus/platform/drivers
+	echo "$CONFIG" > "$ROOT/etc/ccxd.conf"
+else
+	echo "ok - x3d_mode under the unit # SKIP cannot mount a tmpfs over the container's /sys/bus/platform/drivers"
+fi

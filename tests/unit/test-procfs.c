@@ -214,6 +214,37 @@ static void ancestors_up_to_init(void) {
 	CHECK_INT(system(rm), 0);
 }
 
+/* An ancestor's exe counts only while its pid is still the process whose
+ * stat the walk read: a pid reused meanwhile shows another start time. */
+static void ancestor_exe_only_of_the_process_read(void) {
+	char root[PATH_MAX], link[PATH_MAX], *exe = NULL;
+	struct procfs_stat a[ANCESTORS_MAX];
+
+	fixture_root(root);
+	fixture_stat(root, 1, "systemd", 0, 1);
+	fixture_stat(root, 40, "launcher", 1, 400);
+	fixture_stat(root, 50, "target", 40, 500);
+	snprintf(link, sizeof(link), "%s/proc/40/exe", root);
+	CHECK_INT(symlink("/usr/bin/launcher", link), 0);
+	CHECK_INT(ancestors_of(root, 50, ANCESTORS_MAX, a), 2);
+	CHECK_INT(procfs_read_exe_of(root, &a[0], &exe), 0);
+	CHECK_STR(exe, "/usr/bin/launcher");
+	free(exe);
+	exe = NULL;
+
+	/* The launcher exited after the walk, and a stranger took pid 40. */
+	fixture_stat(root, 40, "stranger", 1, 900);
+	CHECK_INT(procfs_read_exe_of(root, &a[0], &exe), -ESRCH);
+	CHECK(exe == NULL);
+	/* Or it is gone by the time the stat is read again. */
+	fixture_stat(root, 40, "launcher", 1, 400);
+	snprintf(link, sizeof(link), "%s/proc/40/stat", root);
+	CHECK_INT(unlink(link), 0);
+	CHECK_INT(procfs_read_exe_of(root, &a[0], &exe), -ESRCH);
+	CHECK(exe == NULL);
+	fixture_remove(root);
+}
+
 /* This very process's: the test runner's tree, read from the real /proc. */
 static void ancestors_of_this_process(void) {
 	struct procfs_stat a[ANCESTORS_MAX];
@@ -652,5 +683,6 @@ TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(c
 	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time), T(switches_from_status),
 	  T(a_threads_own_cpu_time), T(kept_fds_read_afresh_until_the_process_is_gone), T(another_users_fds_are_refused),
 	  T(walks_down_where_asked), T(lists_a_range_of_pids), T(cgroup_path_of_v2_v1_and_hybrid),
-	  T(cgroup_path_read_from_a_fixture_tree), T(ancestors_up_to_init), T(ancestors_of_this_process),
+	  T(cgroup_path_read_from_a_fixture_tree), T(ancestors_up_to_init), T(ancestor_exe_only_of_the_process_read),
+	  T(ancestors_of_this_process),
 	  T(clocks_x3d_mode_and_llc_balancing_from_sys))

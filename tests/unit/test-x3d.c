@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "fixture.h"
 #include "procfs.h"
@@ -104,5 +107,80 @@ static void no_record_no_change(void) {
 	fixture_remove(root);
 }
 
+/* Only enforce on the running system's topology changes the mode. */
+static void only_enforce_on_this_machine_sets_a_mode(void) {
+	struct config *c = config_new_default();
+	struct topology t = { .source = (char *)"system" };
+
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	CHECK_INT(x3d_wanted(c, &t), CONFIG_X3D_KEEP);
+	c->x3d_mode = CONFIG_X3D_CACHE;
+	CHECK_INT(x3d_wanted(c, &t), CONFIG_X3D_CACHE);
+	c->mode = CONFIG_MODE_DRY_RUN;
+	CHECK_INT(x3d_wanted(c, &t), CONFIG_X3D_KEEP);
+	c->mode = CONFIG_MODE_OFF;
+	CHECK_INT(x3d_wanted(c, &t), CONFIG_X3D_KEEP);
+	c->mode = CONFIG_MODE_ENFORCE;
+	t.source = (char *)"synthetic:pack:1 l3:2 core:1 pu:1";
+	CHECK_INT(x3d_wanted(c, &t), CONFIG_X3D_KEEP);
+	config_free(c);
+}
+
+/* Runs what as user nobody, in a child; its exit status, or -1. */
+static int as_nobody(int (*what)(const char *root), const char *root) {
+	int status = -1;
+	pid_t child = fork();
+
+	if (child == 0) {
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(100);
+		_exit(what(root));
+	}
+	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* The daemon of the shipped unit, after its ExecStartPre: 0 when it could
+ * not write, found nothing to write and kept the record. */
+static int daemon_under_the_unit(const char *root) {
+	if (x3d_writable(root))
+		return 1;
+	if (x3d_apply(root, RUN, CONFIG_X3D_CACHE) != 0)
+		return 2;
+	/* A mode it would have to write, it cannot. */
+	if (x3d_apply(root, RUN, CONFIG_X3D_FREQUENCY) >= 0)
+		return 3;
+	return strcmp(recorded(root), "frequency") == 0 && strcmp(mode_of(root), "cache") == 0 ? 0 : 4;
+}
+
+/* ccxd --x3d-mode=apply as root sets the mode; the daemon, which may not
+ * write it, finds it set; --x3d-mode=restore puts the original back. */
+static void set_by_root_found_set_by_a_daemon_that_may_not_write(void) {
+	char root[PATH_MAX];
+
+	if (geteuid() != 0)
+		SKIP_TEST("needs root to become another user");
+	fixture_root(root);
+	CHECK_INT(chmod(root, 0755), 0);
+	fixture_file(root, RUN "/placeholder", "");
+	fixture_file(root, FIXTURE_X3D, "frequency\n");
+	CHECK(x3d_writable(root));
+	CHECK_INT(x3d_apply(root, RUN, CONFIG_X3D_CACHE), 1);
+	CHECK_INT(as_nobody(daemon_under_the_unit, root), 0);
+	CHECK_INT(x3d_restore(root, RUN), 1);
+	CHECK_STR(mode_of(root), "frequency");
+	CHECK_STR(recorded(root), "(none)");
+	fixture_remove(root);
+
+	/* Without the driver there is nothing to write. */
+	fixture_root(root);
+	CHECK(!x3d_writable(root));
+	fixture_remove(root);
+}
+
 TEST_MAIN(T(without_the_driver_nothing_happens), T(sets_the_mode_and_puts_the_old_one_back),
-	  T(a_killed_ccxd_is_undone_at_the_next_start), T(no_record_no_change))
+	  T(a_killed_ccxd_is_undone_at_the_next_start), T(no_record_no_change),
+	  T(only_enforce_on_this_machine_sets_a_mode), T(set_by_root_found_set_by_a_daemon_that_may_not_write))
