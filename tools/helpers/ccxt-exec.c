@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,20 +104,28 @@ static int measure_one(char *program, char *mode, const cpu_set_t *want, volatil
 	return 0;
 }
 
-static int listen_events(void) {
+/* A listener of every process event, or (exec_only, on Linux 6.6 and later,
+ * which filter at the source) of execs alone. */
+static int listen_events(bool exec_only) {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
 	struct __attribute__((packed)) {
 		struct nlmsghdr h;
 		struct cn_msg cn;
 		enum proc_cn_mcast_op op;
+		uint32_t event_type;
 	} req = {
 		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = NLMSG_DONE },
 		.cn = { .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC }, .len = sizeof(enum proc_cn_mcast_op) },
 		.op = PROC_CN_MCAST_LISTEN,
+		.event_type = PROC_EVENT_EXEC,
 	};
 	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
 
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send(fd, &req, sizeof(req), 0) < 0)
+	if (exec_only)
+		req.cn.len += sizeof(req.event_type);
+	else
+		req.h.nlmsg_len -= sizeof(req.event_type);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send(fd, &req, req.h.nlmsg_len, 0) < 0)
 		return -errno;
 	return fd;
 }
@@ -149,7 +158,7 @@ static int event_one(int fd, char *program, char *mode, volatile long long *stam
 
 static int pinner(const cpu_set_t *cpus) {
 	char buf[4096];
-	int fd = listen_events();
+	int fd = listen_events(true);
 
 	if (fd < 0)
 		return fd;
@@ -241,7 +250,7 @@ int main(int argc, char **argv) {
 	    sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &(struct sched_param){ 0 }) < 0)
 		perror("ccxt-exec: SCHED_IDLE");
 	n = atol(argv[2]);
-	if (strcmp(argv[1], "events") == 0 && (events = listen_events()) < 0) {
+	if (strcmp(argv[1], "events") == 0 && (events = listen_events(false)) < 0) {
 		fprintf(stderr, "ccxt-exec: cannot listen to process events: %s\n", strerror(-events));
 		return 1;
 	}
