@@ -22,6 +22,7 @@
 #include "prober.h"
 #include "procfs.h"
 #include "ruler.h"
+#include "latencies.h"
 #include "status.h"
 #include "watcher.h"
 #include "x3d.h"
@@ -42,6 +43,7 @@ struct manager {
 	struct placements *placements;
 	struct ruler *ruler;
 	struct watcher *watcher;
+	struct latencies exec_pins;    /* from exec events to the pins at exec */
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
 	struct prober *prober;     /* the probe figures and workers; NULL when it could not start */
@@ -181,14 +183,19 @@ static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t ch
 	ruler_fork(m->ruler, parent_tgid, child_pid, child_tgid);
 }
 
-static void on_exec(void *userdata, pid_t tgid) {
+static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
 	struct manager *m = userdata;
+	bool pinned;
 
 	/* Most programs are neither ccxd's already nor named by any rule: for
 	 * them comm is all there is to read. (A child that inherited a pinned
 	 * placement is adopted by the interval's sweep.) */
-	if (ruler_exec(m->ruler, tgid))
-		evaluate(m, tgid, RULING_EXEC);
+	if (!ruler_exec(m->ruler, tgid, &pinned))
+		return;
+	/* From the kernel's event to the pin, before the rest of the decision. */
+	if (pinned)
+		latencies_add(&m->exec_pins, (util_usec(CLOCK_MONOTONIC) * 1000 - at_ns) / 1000);
+	evaluate(m, tgid, RULING_EXEC);
 }
 
 static void on_comm(void *userdata, pid_t pid, pid_t tgid) {
@@ -483,6 +490,7 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		.events = ws.events,
 		.lost_events = ws.lost,
 		.rescans = m->stats.rescans,
+		.exec_pins = latencies_summary(&m->exec_pins),
 		.reloads = m->stats.reloads,
 		.reload_failures = m->stats.reload_failures,
 		.prober = m->prober,

@@ -57,6 +57,20 @@ static json_object *u64(uint64_t v) {
 	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
 }
 
+/* The last pins at exec: how long after the kernel's event each was set. */
+static json_object *exec_pins_json(const struct latencies_summary *s) {
+	json_object *o;
+
+	if (s->n == 0)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "count", u64(s->n));
+	json_object_object_add(o, "p50_usec", u64(s->p50_usec));
+	json_object_object_add(o, "p90_usec", u64(s->p90_usec));
+	json_object_object_add(o, "max_usec", u64(s->max_usec));
+	return o;
+}
+
 static json_object *channel_json(const struct sampler_channel *c, const struct sampler_result *sample) {
 	json_object *o = json_object_new_object();
 
@@ -288,6 +302,7 @@ static void get_status(void *userdata, struct control_call *call) {
 	json_object_object_add(counters, "reloads", u64(st.reloads));
 	json_object_object_add(counters, "reload_failures", u64(st.reload_failures));
 	json_object_object_add(o, "counters", counters);
+	json_object_object_add(o, "exec_pins", exec_pins_json(&st.exec_pins));
 
 	for (size_t i = 0; i < st.n_processes; i++)
 		json_object_array_add(procs, proc_json(st.topology, st.processes[i]));

@@ -454,12 +454,13 @@ out:
 		close(fd);
 }
 
-bool ruler_exec(struct ruler *r, pid_t pid) {
+bool ruler_exec(struct ruler *r, pid_t pid, bool *pinned) {
 	struct rule_identity id = { .comm = NULL };
 	char comm[PROCFS_COMM_MAX], *exe = NULL;
 	const struct rule *rule;
 	unsigned need = 0;
 
+	*pinned = false;
 	if (placements_get(r->placements, pid))
 		return true;
 	if (procfs_read_comm(r->root, pid, comm) < 0)
@@ -473,6 +474,7 @@ bool ruler_exec(struct ruler *r, pid_t pid) {
 	}
 	if (rule)
 		pin_early(r, pid, rule);
+	*pinned = r->early.pid == pid;
 	return rule || need;
 }
 

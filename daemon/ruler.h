@@ -33,9 +33,9 @@ int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger);
  * or one whose comm a rule names or may name by exe, cmdline or context),
  * and so needs ruler_evaluate(pid, RULING_EXEC) next. A program a rule
  * names by comm or exe alone is pinned here already, its main thread only;
- * that evaluation completes the pin or takes it back. Costs one comm read
- * for a stranger. */
-bool ruler_exec(struct ruler *r, pid_t pid);
+ * that evaluation completes the pin or takes it back (*pinned says whether
+ * it was). Costs one comm read for a stranger. */
+bool ruler_exec(struct ruler *r, pid_t pid, bool *pinned);
 /* A fork: a thread of a spread process takes its set; a process inherits
  * its parent's placement. */
 void ruler_fork(struct ruler *r, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid);

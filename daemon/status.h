@@ -10,6 +10,7 @@
 
 #include "autoplace.h"
 #include "config.h"
+#include "latencies.h"
 #include "placements.h"
 #include "probe.h"
 #include "topology.h"
@@ -25,6 +26,7 @@ struct ccxd_status {
 	const char *watcher_source;       /* "netlink", "polling" or "starting" */
 	const char *watcher_note;         /* why polling; NULL otherwise */
 	uint64_t events, lost_events, rescans, reloads, reload_failures;
+	struct latencies_summary exec_pins;   /* the last pins at exec, from the kernel's event */
 	struct placements_stats placements;
 
 	/* The processes a rule or a hand placed, or that a rule names, by pid. */

@@ -85,7 +85,7 @@ static void dispatch(struct watcher *w, const struct cn_msg *cn, const struct pr
 			     ev->event_data.fork.child_pid, ev->event_data.fork.child_tgid);
 		break;
 	case PROC_EVENT_EXEC:
-		w->ops->exec(w->userdata, ev->event_data.exec.process_tgid);
+		w->ops->exec(w->userdata, ev->event_data.exec.process_tgid, ev->timestamp_ns);
 		break;
 	case PROC_EVENT_COMM:
 		w->ops->comm(w->userdata, ev->event_data.comm.process_pid, ev->event_data.comm.process_tgid);

@@ -12,7 +12,8 @@
 struct watcher_ops {
 	/* child_pid != child_tgid: a new thread, not a new process */
 	void (*fork)(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid);
-	void (*exec)(void *userdata, pid_t tgid);
+	/* at_ns: when the kernel sent it (CLOCK_MONOTONIC) */
+	void (*exec)(void *userdata, pid_t tgid, uint64_t at_ns);
 	/* pid != tgid: a thread renamed itself */
 	void (*comm)(void *userdata, pid_t pid, pid_t tgid);
 	void (*exit)(void *userdata, pid_t pid, pid_t tgid);

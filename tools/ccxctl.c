@@ -281,6 +281,16 @@ static void print_cut(json_object *status) {
 
 /* The probe figures the automatic policy uses, how old they are, and what
  * they decide; or what the probe is doing. */
+/* How soon after the kernel's exec event the last programs were pinned. */
+static void print_exec_pins(json_object *status) {
+	json_object *e;
+
+	if (!json_object_object_get_ex(status, "exec_pins", &e) || !e)
+		return;
+	printf("          at exec: pinned %s us after the kernel's event at the median, %s at p90, %s at most "
+	       "(last %s)\n", str(e, "p50_usec"), str(e, "p90_usec"), str(e, "max_usec"), str(e, "count"));
+}
+
 static void print_probe_line(json_object *status) {
 	json_object *p, *f, *d;
 	const char *state;
@@ -324,6 +334,7 @@ static int cmd_status(const struct options *o, int argc, char **argv) {
 	       str(c, "events"), str(c, "lost_events"), str(c, "rescans"));
 	printf("pins:     %s set, %s restored, %s failed, %s taken back after a restart\n", str(c, "pins"),
 	       str(c, "restores"), str(c, "pin_failures"), str(c, "readopted"));
+	print_exec_pins(r);
 	print_probe_line(r);
 	printf("\n");
 	if (json_object_array_length(procs) == 0)

@@ -122,6 +122,10 @@ for kind in static dynamic; do
 	check "a $kind program making 8 threads at once: all 8 pinned, 5 times of 5 (got $pinned)" [ "$pinned" -eq 5 ]
 	check "its original is what it had before ccxd pinned it (got '$original')" [ "$original" = 0-1 ]
 done
+check "status tells how soon after the exec events the pins came" \
+	sh -c "$CCXCTL --socket $SOCK --json status | jq -e '.exec_pins.count >= 10 and .exec_pins.p50_usec <= .exec_pins.p90_usec and .exec_pins.p90_usec <= .exec_pins.max_usec' >/dev/null"
+check "and says it to people" sh -c "$CCXCTL --socket $SOCK status | grep -q 'at exec: pinned [0-9]* us after the kernel.s event'"
+echo "# $($CCXCTL --socket "$SOCK" status | grep 'at exec')"
 
 check "shutdown succeeds" stop_ccxd
 for pid in $early_pid $late_pid $parent_pid $child_pid $marked; do

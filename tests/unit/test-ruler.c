@@ -276,6 +276,7 @@ static void released_by_hand_until_it_executes(void) {
 /* The main thread is pinned by ruler_exec() itself, before anything else
  * is read; the decision that follows keeps the original it had. */
 static void an_exec_is_pinned_before_its_decision(void) {
+	bool pinned;
 	struct world w;
 	struct placement *p;
 	pid_t pid;
@@ -283,7 +284,8 @@ static void an_exec_is_pinned_before_its_decision(void) {
 	need_two_cpus();
 	pid = spawn();
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid));
+	CHECK(ruler_exec(w.ruler, pid, &pinned));
+	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	CHECK(placements_get(w.pl, pid) == NULL);
 	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
@@ -299,13 +301,15 @@ static void an_exec_is_pinned_before_its_decision(void) {
 
 /* Threads made before the early pin get it from the decision. */
 static void threads_made_before_the_early_pin_get_it_too(void) {
+	bool pinned;
 	struct world w;
 	pid_t pid;
 
 	need_two_cpus();
 	pid = spawn_with(4, NULL);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid));
+	CHECK(ruler_exec(w.ruler, pid, &pinned));
+	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	CHECK(!every_thread_on(pid, "1"));
 	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
@@ -317,6 +321,7 @@ static void threads_made_before_the_early_pin_get_it_too(void) {
 /* Another program by the time the decision reads it (as a reused pid would
  * be): the early pin goes back. */
 static void an_early_pin_the_rules_do_not_keep_goes_back(void) {
+	bool pinned;
 	struct world w;
 	int renamed_fd = -1;
 	pid_t pid;
@@ -325,7 +330,8 @@ static void an_early_pin_the_rules_do_not_keep_goes_back(void) {
 	need_two_cpus();
 	pid = spawn_with(1, &renamed_fd);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid));
+	CHECK(ruler_exec(w.ruler, pid, &pinned));
+	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	if (pid > 1)
 		CHECK_INT(kill(pid, SIGUSR1), 0);
@@ -341,6 +347,7 @@ static void an_early_pin_the_rules_do_not_keep_goes_back(void) {
 /* On fewer CPUs than all (taskset, a cpuset), a process waits for the full
  * decision, which leaves a hand-set mask alone. */
 static void a_hand_set_mask_is_not_pinned_early(void) {
+	bool pinned;
 	struct world w;
 	cpu_set_t zero;
 	pid_t pid;
@@ -350,7 +357,8 @@ static void a_hand_set_mask_is_not_pinned_early(void) {
 	CHECK_INT(cpulist_parse("0", &zero), 0);
 	CHECK_INT(sched_setaffinity(pid, sizeof(zero), &zero), 0);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid));
+	CHECK(ruler_exec(w.ruler, pid, &pinned));
+	CHECK(!pinned);
 	CHECK_STR(mask_of(pid), "0");
 	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
 	CHECK_STR(mask_of(pid), "0");
@@ -360,6 +368,7 @@ static void a_hand_set_mask_is_not_pinned_early(void) {
 
 /* A program no rule names costs its comm and nothing else. */
 static void a_stranger_is_not_looked_at_further(void) {
+	bool pinned;
 	struct world w;
 	pid_t pid;
 
@@ -367,7 +376,8 @@ static void a_stranger_is_not_looked_at_further(void) {
 	pid = spawn();
 	world_new(&w, RULE_POLICY_PIN);
 	w.rule.name = "ccxt-nobody";
-	CHECK(!ruler_exec(w.ruler, pid));
+	CHECK(!ruler_exec(w.ruler, pid, &pinned));
+	CHECK(!pinned);
 	CHECK_STR(mask_of(pid), "0-1");
 	w.rule.name = NAME;
 	world_free(&w);
