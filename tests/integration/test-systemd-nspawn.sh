@@ -176,6 +176,7 @@ status=$(ns systemctl show -p StatusText --value ccxd)
 check "systemd shows ccxd's STATUS= (notify protocol): $status" sh -c "echo '$status' | grep -q 'processes pinned'"
 MAINPID=$(ns systemctl show -p MainPID --value ccxd)
 check "it runs as user ccxd, not root" [ "$(ns stat -c %U "/proc/$MAINPID")" = ccxd ]
+check "at nice -5, as its unit says" [ "$(ns cat "/proc/$MAINPID/stat" | sed 's/.*) //' | cut -d' ' -f17)" = -5 ]
 check "ccxctl status answers" sh -c "nsenter -t $LEADER -a ccxctl status </dev/null | grep -q '^ccxd '"
 check "on the socket that systemd passed" sh -c "nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'socket-activated'"
 
