@@ -6,10 +6,10 @@
 #   tools/bench/exec-pin.sh [ROUNDS] [EXECS] [STORM]     (root; default 3 200 2000)
 #
 # Four kinds of target: static or dynamic (ld.so runs first), and sleeping or
-# computing at once after the exec. Each round measures the floor, ccxd and
-# tuned on every kind (EXECS execs each), in an order that turns from round
-# to round; the figures are the medians over the rounds of each round's p50
-# and p90. ccxd runs at nice -5, as its systemd unit starts it (Nice=-5);
+# computing at once after the exec. Each round measures the floor, ccxd,
+# tuned and a bare pinner driven by perf on every kind (EXECS execs each),
+# in an order that turns from round to round; the figures are the medians
+# over the rounds of each round's p50 and p90. ccxd runs at nice -5, as its systemd unit starts it (Nice=-5);
 # tuned as its own unit starts it, at nice 0.
 #
 # Latency: from the child's execve (timestamped in the child just before it)
@@ -19,7 +19,9 @@
 # listener: no daemon driven by the proc connector can be faster. ccxd also
 # says how long after the kernel's event it set each affinity (status
 # exec_pins: ccxd is restarted for each kind to read it per kind): what the
-# poller adds is the rest. CPU: the daemon's on-CPU time and the time it
+# poller adds is the rest. "perf" is the least a daemon could do with another
+# source of exec events, perf's exec comm records (ccxt-exec perf-pinner):
+# pin at once, nothing else. CPU: the daemon's on-CPU time and the time it
 # waited for a CPU while runnable (/proc/PID/task/*/schedstat) over the
 # matched execs, per exec (each one pinned, killed and exiting), and its
 # CPU over STORM execs of a program no rule names, per exec.
@@ -55,8 +57,8 @@ cp "$EXEC" "$WORK/static/ccxt-bench"
 cp "$EXEC-dynamic" "$WORK/dynamic/ccxt-bench"
 cp "$EXEC" "$WORK/ccxt-other"
 HAVE_TUNED=$(command -v tuned >/dev/null && echo yes || echo no)
-ROLES="floor ccxd"
-[ "$HAVE_TUNED" = yes ] && ROLES="floor ccxd tuned"
+ROLES="floor ccxd perf"
+[ "$HAVE_TUNED" = yes ] && ROLES="floor ccxd tuned perf"
 
 # schedstat PID: on-CPU and runqueue-wait nanoseconds of every thread
 schedstat() { cat /proc/"$1"/task/*/schedstat | awk '{c += $1; w += $2} END {printf "%d %d", c, w}'; }
@@ -88,6 +90,12 @@ CONF
 		i=$((i + 1)); [ $i -lt 200 ] || { echo "ccxd did not start" >&2; exit 1; }; sleep 0.05
 	done
 	sleep 1.2    # past the proc connector's acknowledgement
+}
+
+start_perf() {
+	$EXEC perf-pinner ccxt-bench 1 &
+	DAEMON_PID=$!
+	sleep 0.5
 }
 
 start_tuned() {
@@ -155,8 +163,8 @@ echo "Command: tools/bench/exec-pin.sh $ROUNDS $N $STORM ($(date -u +%Y-%m-%d));
 echo
 echo "Latency in us, medians over $ROUNDS rounds of $N execs per kind and daemon:"
 echo
-echo "| target | floor p50 | floor p90 | ccxd p50 | ccxd p90 | ccxd's own p50 | ccxd's own p90 | tuned p50 | tuned p90 | ccxd/floor p50 | ccxd/tuned p50 | ccxd/tuned p90 | timeouts ccxd, tuned |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| target | floor p50 | floor p90 | ccxd p50 | ccxd p90 | ccxd's own p50 | ccxd's own p90 | tuned p50 | tuned p90 | perf p50 | perf p90 | ccxd/floor p50 | ccxd/tuned p50 | ccxd/tuned p90 | timeouts ccxd, tuned |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for k in $KINDS; do
 	f50=$(stat floor $k 0.5); f90=$(stat floor $k 0.9)
 	c50=$(stat ccxd $k 0.5); c90=$(stat ccxd $k 0.9)
@@ -167,7 +175,7 @@ for k in $KINDS; do
 	else
 		t50=-; t90=-; tt=-
 	fi
-	echo "| $k | $f50 | $f90 | $c50 | $c90 | $o50 | $o90 | $t50 | $t90 | $(ratio $c50 $f50) | $(ratio $c50 $t50) | $(ratio $c90 $t90) | $(timeouts ccxd $k), $tt |"
+	echo "| $k | $f50 | $f90 | $c50 | $c90 | $o50 | $o90 | $t50 | $t90 | $(stat perf $k 0.5) | $(stat perf $k 0.9) | $(ratio $c50 $f50) | $(ratio $c50 $t50) | $(ratio $c90 $t90) | $(timeouts ccxd $k), $tt |"
 done
 echo
 echo "Daemon time per exec in us, medians over rounds:"

@@ -16,11 +16,13 @@
  *       of our own (root only).
  *   ccxt-exec storm N PROGRAM
  *       N times fork, exec PROGRAM (which exits at once) and wait.
- *   ccxt-exec pinner CPULIST
- *       The least a daemon can do: set every exec'd process's affinity to
- *       CPULIST as soon as its exec event arrives, reading nothing else,
- *       until killed (root only). "latency" watching it measures the floor
- *       the way it measures a daemon.
+ *   ccxt-exec perf-pinner COMM CPULIST
+ *       The least a daemon driven by perf's exec records can do: set the
+ *       affinity of every process that executes a program named COMM to
+ *       CPULIST as soon as the record arrives (a PERF_RECORD_COMM with
+ *       PERF_RECORD_MISC_COMM_EXEC from a dummy event on each CPU, which
+ *       carries the new comm and leaves the kernel before the proc
+ *       connector's exec event), until killed (root, or CAP_PERFMON).
  *
  * Run under a name that does not start with "ccxt-exec", it is the exec'd
  * program: "hold", "spin" and "threads" as above, anything else exits at
@@ -36,7 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/socket.h>
@@ -45,6 +49,7 @@
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
+#include <linux/perf_event.h>
 
 #include "cpulist.h"
 
@@ -104,28 +109,20 @@ static int measure_one(char *program, char *mode, const cpu_set_t *want, volatil
 	return 0;
 }
 
-/* A listener of every process event, or (exec_only, on Linux 6.6 and later,
- * which filter at the source) of execs alone. */
-static int listen_events(bool exec_only) {
+static int listen_events(void) {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
 	struct __attribute__((packed)) {
 		struct nlmsghdr h;
 		struct cn_msg cn;
 		enum proc_cn_mcast_op op;
-		uint32_t event_type;
 	} req = {
 		.h = { .nlmsg_len = sizeof(req), .nlmsg_type = NLMSG_DONE },
 		.cn = { .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC }, .len = sizeof(enum proc_cn_mcast_op) },
 		.op = PROC_CN_MCAST_LISTEN,
-		.event_type = PROC_EVENT_EXEC,
 	};
 	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
 
-	if (exec_only)
-		req.cn.len += sizeof(req.event_type);
-	else
-		req.h.nlmsg_len -= sizeof(req.event_type);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send(fd, &req, req.h.nlmsg_len, 0) < 0)
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send(fd, &req, sizeof(req), 0) < 0)
 		return -errno;
 	return fd;
 }
@@ -156,24 +153,59 @@ static int event_one(int fd, char *program, char *mode, volatile long long *stam
 	return 0;
 }
 
-static int pinner(const cpu_set_t *cpus) {
-	char buf[4096];
-	int fd = listen_events(true);
+/* One dummy software event on each online CPU, recording comm changes,
+ * exec's included, into a ring of 8 pages, each record waking the reader. */
+#define PERF_RING_PAGES 8
 
-	if (fd < 0)
-		return fd;
-	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		const struct nlmsghdr *h = (const void *)buf;
-		const struct proc_event *ev;
+static int perf_pinner(const char *comm, const cpu_set_t *cpus) {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = page * PERF_RING_PAGES;
+	long n_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct perf_event_mmap_page **rings = calloc((size_t)n_cpus, sizeof(*rings));
+	int ep = epoll_create1(EPOLL_CLOEXEC);
 
-		if (n < 0 && errno != EINTR && errno != ENOBUFS)
+	if (!rings || ep < 0)
+		return -ENOMEM;
+	for (long cpu = 0; cpu < n_cpus; cpu++) {
+		struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a), .config = PERF_COUNT_SW_DUMMY,
+					     .comm = 1, .comm_exec = 1, .watermark = 1, .wakeup_watermark = 1 };
+		int fd = (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)cpu };
+
+		if (fd < 0)
 			return -errno;
-		if (n < (ssize_t)(NLMSG_HDRLEN + sizeof(struct cn_msg) + sizeof(struct proc_event)))
-			continue;
-		ev = (const void *)((const struct cn_msg *)NLMSG_DATA(h))->data;
-		if (ev->what == PROC_EVENT_EXEC)
-			sched_setaffinity(ev->event_data.exec.process_pid, sizeof(*cpus), cpus);
+		rings[cpu] = mmap(NULL, page + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (rings[cpu] == MAP_FAILED || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+			return -errno;
+	}
+	for (;;) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(ep, evs, 64, -1);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			struct perf_event_mmap_page *m = rings[evs[i].data.u64];
+			const char *data = (const char *)m + page;
+			uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
+
+			while (tail < head) {
+				struct perf_event_header h;
+				struct { uint32_t pid, tid; char comm[16]; } r;
+
+				memcpy(&h, data + tail % size, sizeof(h));
+				if (h.size == 0)
+					break;
+				if (h.type == PERF_RECORD_COMM && (h.misc & PERF_RECORD_MISC_COMM_EXEC) &&
+				    (tail + sizeof(h)) % size + sizeof(r) <= size) {
+					memcpy(&r, data + (tail + sizeof(h)) % size, sizeof(r));
+					r.comm[sizeof(r.comm) - 1] = '\0';
+					if (strcmp(r.comm, comm) == 0)
+						sched_setaffinity((pid_t)r.pid, sizeof(*cpus), cpus);
+				}
+				tail += h.size;
+			}
+			__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+		}
 	}
 }
 
@@ -226,9 +258,9 @@ int main(int argc, char **argv) {
 	self = self ? self + 1 : argv[0];
 	if (strncmp(self, "ccxt-exec", strlen("ccxt-exec")) != 0)
 		return target(argc > 1 ? argv[1] : "exit");
-	if (argc == 3 && strcmp(argv[1], "pinner") == 0) {
-		int r = cpulist_parse(argv[2], &want) < 0 ? -EINVAL : pinner(&want);
-		fprintf(stderr, "ccxt-exec: pinner: %s\n", strerror(-r));
+	if (argc == 4 && strcmp(argv[1], "perf-pinner") == 0) {
+		int r = cpulist_parse(argv[3], &want) < 0 ? -EINVAL : perf_pinner(argv[2], &want);
+		fprintf(stderr, "ccxt-exec: perf-pinner: %s\n", strerror(-r));
 		return 1;
 	}
 	mode_arg = argc > 1 && strcmp(argv[1], "latency") == 0 ? 5 : 4;
@@ -237,7 +269,7 @@ int main(int argc, char **argv) {
 	if (argc < 4 || (strcmp(argv[1], "latency") == 0 && (argc < 5 || cpulist_parse(argv[4], &want) < 0)) ||
 	    !known_mode(mode)) {
 		fprintf(stderr, "Usage: ccxt-exec latency N PROGRAM CPULIST [hold|spin|threads] | "
-				"events N PROGRAM [hold|spin|threads] | storm N PROGRAM | pinner CPULIST\n");
+				"events N PROGRAM [hold|spin|threads] | storm N PROGRAM | perf-pinner COMM CPULIST\n");
 		return 2;
 	}
 	stamp = mmap(NULL, sizeof(*stamp), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -250,7 +282,7 @@ int main(int argc, char **argv) {
 	    sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &(struct sched_param){ 0 }) < 0)
 		perror("ccxt-exec: SCHED_IDLE");
 	n = atol(argv[2]);
-	if (strcmp(argv[1], "events") == 0 && (events = listen_events(false)) < 0) {
+	if (strcmp(argv[1], "events") == 0 && (events = listen_events()) < 0) {
 		fprintf(stderr, "ccxt-exec: cannot listen to process events: %s\n", strerror(-events));
 		return 1;
 	}
