@@ -22,7 +22,6 @@
 struct early_pin {
 	pid_t pid;                /* 0: none */
 	int pidfd;                /* opened before the pin: the process pinned */
-	const struct rule *rule;
 	cpu_set_t original;       /* every online CPU: its cpuset has them all */
 	cpu_set_t cpus;           /* what its main thread got */
 };
@@ -446,7 +445,7 @@ static void pin_early(struct ruler *r, pid_t pid, const struct rule *rule) {
 	if (e < 0 || ruling.action != RULING_PIN || ruling.n_sets > 0 ||
 	    sched_setaffinity(pid, sizeof(ruling.cpus), &ruling.cpus) < 0)
 		goto out;
-	r->early = (struct early_pin){ .pid = pid, .pidfd = fd, .rule = rule, .original = s.mask, .cpus = ruling.cpus };
+	r->early = (struct early_pin){ .pid = pid, .pidfd = fd, .original = s.mask, .cpus = ruling.cpus };
 	fd = -1;
 out:
 	free(ruling.sets);
@@ -459,14 +458,20 @@ bool ruler_exec(struct ruler *r, pid_t pid, bool *pinned) {
 	char comm[PROCFS_COMM_MAX], *exe = NULL;
 	const struct rule *rule;
 	unsigned need = 0;
+	bool more;
 
 	*pinned = false;
+	if (r->early.pid)
+		settle_early(r);   /* one whose decision never came */
 	if (placements_get(r->placements, pid))
 		return true;
 	if (procfs_read_comm(r->root, pid, comm) < 0)
 		return false;
 	id.comm = comm;
 	rule = rules_match(r->config->rules, r->config->n_rules, &id, &need);
+	/* Decided in full whenever some rule may name it: the full decision
+	 * also adopts a child that inherited a placement, at once. */
+	more = need != 0;
 	if (!rule && need == RULE_NEED_EXE && procfs_read_exe(r->root, pid, &exe) >= 0) {
 		id.exe = exe;
 		rule = rules_match(r->config->rules, r->config->n_rules, &id, &need);
@@ -475,7 +480,7 @@ bool ruler_exec(struct ruler *r, pid_t pid, bool *pinned) {
 	if (rule)
 		pin_early(r, pid, rule);
 	*pinned = r->early.pid == pid;
-	return rule || need;
+	return rule || more;
 }
 
 void ruler_fork(struct ruler *r, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid) {

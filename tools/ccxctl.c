@@ -287,7 +287,7 @@ static void print_exec_pins(json_object *status) {
 
 	if (!json_object_object_get_ex(status, "exec_pins", &e) || !e)
 		return;
-	printf("          at exec: pinned %s us after the kernel's event at the median, %s at p90, %s at most "
+	printf("          at exec: pinned %s us after the exec event at the median, %s at p90, %s at most "
 	       "(last %s)\n", str(e, "p50_usec"), str(e, "p90_usec"), str(e, "max_usec"), str(e, "count"));
 }
 

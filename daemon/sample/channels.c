@@ -150,6 +150,11 @@ struct share {
  * into it. Messages are the fewer of the two ends' wake-ups, shared out
  * the same way: a wake-up may have another cause, a message may not wake
  * anyone; an estimate, as the bytes are. */
+/* Wake-ups a second that show an end of a pipe in use when no bytes do: a
+ * program that splices wakes far more often; one that just started may
+ * sleep a few times on its first page faults, which is no use of a pipe. */
+#define CHANNELS_USE_WAKEUPS 20.0
+
 void channels_share_bytes(struct sampler_result *res) {
 	struct share *share = calloc(res->n_procs ? res->n_procs : 1, sizeof(*share));
 
@@ -190,7 +195,8 @@ void channels_share_bytes(struct sampler_result *res) {
 			a_in = uncounted(pa->read_bps, pa->counted_read_bps) / share[a].in;
 			b_out = uncounted(pb->write_bps, pb->counted_write_bps) / share[b].out;
 		}
-		if (c->kind == CHANNEL_PIPE && !((a_out > 0 || a_wakes > 0) && (b_in > 0 || b_wakes > 0))) {
+		if (c->kind == CHANNEL_PIPE && !((a_out > 0 || a_wakes >= CHANNELS_USE_WAKEUPS) &&
+						 (b_in > 0 || b_wakes >= CHANNELS_USE_WAKEUPS))) {
 			c->bytes_per_s = c->messages_per_s = 0;
 			continue;
 		}

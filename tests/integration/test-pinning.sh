@@ -124,7 +124,7 @@ for kind in static dynamic; do
 done
 check "status tells how soon after the exec events the pins came" \
 	sh -c "$CCXCTL --socket $SOCK --json status | jq -e '.exec_pins.count >= 10 and .exec_pins.p50_usec <= .exec_pins.p90_usec and .exec_pins.p90_usec <= .exec_pins.max_usec' >/dev/null"
-check "and says it to people" sh -c "$CCXCTL --socket $SOCK status | grep -q 'at exec: pinned [0-9]* us after the kernel.s event'"
+check "and says it to people" sh -c "$CCXCTL --socket $SOCK status | grep -q 'at exec: pinned [0-9]* us after the exec event'"
 echo "# $($CCXCTL --socket "$SOCK" status | grep 'at exec')"
 
 check "shutdown succeeds" stop_ccxd
