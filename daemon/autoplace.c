@@ -24,7 +24,6 @@
  * a time and each experiment's window is not disturbed by all the others. */
 #define AUTOPLACE_MOVES_PER_CYCLE 4
 
-static const enum seating default_order[] = { SEATING_CORES, SEATING_SMT, SEATING_SHARED };
 
 struct autoplace {
 	const char *root;
@@ -262,8 +261,8 @@ static char *programs_of(struct autoplace *a, const struct group *grp, const str
  * programs before, first, then the configured order. */
 static size_t plan_order(const struct autoplace *a, const struct autoplace_group *g,
 			 const struct autoplace_options *o, enum seating *order) {
-	const enum seating *allowed = o->n_seatings ? o->seatings : default_order;
-	size_t n_allowed = o->n_seatings ? o->n_seatings : sizeof(default_order) / sizeof(default_order[0]), n = 0;
+	const enum seating *allowed = o->n_seatings ? o->seatings : seatings_default;
+	size_t n_allowed = o->n_seatings ? o->n_seatings : SEATINGS_DEFAULT_N, n = 0;
 	enum seating first = learned_seating(a->learned, g->programs);
 
 	for (size_t i = 0; i < n_allowed && first != _SEATING_MAX; i++)
@@ -749,93 +748,4 @@ struct autoplace_stats autoplace_stats(const struct autoplace *a) {
 	st.counted_note = sampler_counted_note(a->sampler);
 	st.last_counting_usec = sampler_counting_usec(a->sampler);
 	return st;
-}
-
-/* ---- probe figures --------------------------------------------------------- */
-
-static const int seating_relation[_SEATING_MAX] = {
-	[SEATING_CORES] = PROBE_SAME_CCX,
-	[SEATING_SMT] = PROBE_SMT,
-	[SEATING_SHARED] = PROBE_SAME_CPU,
-};
-
-static bool figure_beats(const struct autoplace_probe_figure *a, const struct autoplace_probe_figure *b) {
-	return a->measured && b->measured && a->min > b->max;
-}
-
-static int describe_figure(char *buf, size_t size, const char *name, const struct autoplace_probe_figure *f) {
-	return snprintf(buf, size, "%s %.2f GiB/s (%.2f-%.2f)", name, f->gib_s, f->min, f->max);
-}
-
-int autoplace_probe_rank(const struct probe_results *r, const enum seating *allowed, size_t n,
-			 struct autoplace_probe *ret) {
-	struct autoplace_probe *p = ret;
-	bool any = false, differs = false, swapped = true;
-	size_t len;
-
-	memset(p, 0, sizeof(*p));
-	if (n == 0 || n > _SEATING_MAX) {
-		allowed = default_order;
-		n = sizeof(default_order) / sizeof(default_order[0]);
-	}
-	memcpy(p->order, allowed, n * sizeof(*allowed));
-	p->n_order = n;
-	snprintf(p->date, sizeof(p->date), "%s", r->date ? r->date : "?");
-	for (size_t i = 0; i < r->n_relations; i++) {
-		const struct probe_relation_result *x = &r->relations[i];
-		struct autoplace_probe_figure f = { true, (int)x->relation, x->pipe_gib_s.median, x->pipe_gib_s.min,
-						    x->pipe_gib_s.max };
-		if (x->pipe_gib_s.n == 0)
-			continue;
-		for (int s = 0; s < _SEATING_MAX; s++)
-			if (seating_relation[s] == (int)x->relation) {
-				p->seating[s] = f;
-				any = true;
-			}
-		/* Relations come nearest first: the last is the farthest. */
-		if (!p->apart.measured || (int)x->relation > p->apart.relation)
-			p->apart = f;
-	}
-	if (!any) {
-		snprintf(p->note, sizeof(p->note), "probe of %s measured none of the seatings: topology order", p->date);
-		return -ENODATA;
-	}
-	/* Only clear wins reorder; ties keep the configured order. Beating is
-	 * transitive and never mutual, so the passes end. */
-	while (swapped) {
-		size_t prev = SIZE_MAX;
-		swapped = false;
-		/* Among the measured ones only: one never measured keeps its place. */
-		for (size_t i = 0; i < p->n_order; i++) {
-			if (!p->seating[p->order[i]].measured)
-				continue;
-			if (prev != SIZE_MAX && figure_beats(&p->seating[p->order[i]], &p->seating[p->order[prev]])) {
-				enum seating x = p->order[prev];
-				p->order[prev] = p->order[i];
-				p->order[i] = x;
-				swapped = true;
-			}
-			prev = i;
-		}
-	}
-	for (int s = 0; s < _SEATING_MAX; s++)
-		if (figure_beats(&p->seating[s], &p->apart) || figure_beats(&p->apart, &p->seating[s]))
-			differs = true;
-	p->no_gain = !differs;
-
-	len = (size_t)snprintf(p->note, sizeof(p->note), "probe of %s: ", p->date);
-	for (size_t i = 0; i < p->n_order && len < sizeof(p->note); i++)
-		if (p->seating[p->order[i]].measured) {
-			len += (size_t)describe_figure(p->note + len, sizeof(p->note) - len, seating_to_string(p->order[i]),
-						       &p->seating[p->order[i]]);
-			if (len < sizeof(p->note))
-				len += (size_t)snprintf(p->note + len, sizeof(p->note) - len, ", ");
-		}
-	if (len < sizeof(p->note))
-		len += (size_t)describe_figure(p->note + len, sizeof(p->note) - len, "apart", &p->apart);
-	if (len < sizeof(p->note))
-		snprintf(p->note + len, sizeof(p->note) - len, p->no_gain
-			 ? ": no seating differs from apart beyond the noise, so groups are not moved"
-			 : ": seatings tried in that order");
-	return 0;
 }

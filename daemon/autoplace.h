@@ -18,36 +18,11 @@
 #include "probe.h"
 #include "procfs.h"
 #include "sampler.h"
+#include "seatings.h"
 #include "topology.h"
 #include "validator.h"
 
 
-/* What the probe's figures say about seating groups (autoplace_probe_rank). */
-struct autoplace_probe_figure {
-	bool measured;
-	int relation;              /* enum probe_relation it was measured as */
-	double gib_s, min, max;    /* pipe throughput, large writes: median and spread */
-};
-
-struct autoplace_probe {
-	enum seating order[_SEATING_MAX];      /* the seatings allowed, best measured first */
-	size_t n_order;
-	struct autoplace_probe_figure seating[_SEATING_MAX];   /* by enum seating */
-	struct autoplace_probe_figure apart;   /* the farthest relation measured: a group left alone */
-	bool no_gain;              /* no seating differs from apart beyond the spreads: no moves */
-	char date[32];             /* when the figures were measured */
-	char note[320];            /* the decision, citing the figures */
-};
-
-/* Ranks the seatings allowed (n == 0: the default order) by r's pipe
- * throughput: one goes before another only where every repeat of its figure
- * beat every repeat of the other's (its min above the other's max); else the
- * given order stands. no_gain when no measured seating differs from apart
- * beyond both spreads, whichever way: then where a group sits does not
- * matter on this machine. Pure. Returns 0, or -ENODATA when r measured none
- * of the seatings (the given order stands, no_gain is false). */
-int autoplace_probe_rank(const struct probe_results *r, const enum seating *allowed, size_t n,
-			 struct autoplace_probe *ret);
 
 /* A process the policy moved; its original and seat are in its entry of
  * the table of placements. */
@@ -69,7 +44,7 @@ struct autoplace_group {
 	struct autoplace_member *members;
 	size_t n_members;
 	bool probe_used;           /* its last plan cited probe figures: */
-	struct autoplace_probe probe;
+	struct seatings_ranking probe;
 	char reason[192];          /* its state, why, in words for a person */
 };
 
@@ -94,7 +69,7 @@ struct autoplace_options {
 	unsigned window;           /* samples of each seating, and of its own placement, in an experiment */
 	const enum seating *seatings;   /* the seatings to try, in order */
 	size_t n_seatings;
-	const struct autoplace_probe *probe;   /* the figures that ranked them; NULL: none */
+	const struct seatings_ranking *probe;   /* the figures that ranked them; NULL: none */
 };
 
 struct autoplace;

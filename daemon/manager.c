@@ -335,10 +335,10 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 			.seatings = m->config->seatings,
 			.n_seatings = m->config->n_seatings,
 		};
-		struct autoplace_probe probe;
+		struct seatings_ranking probe;
 		/* Measured costs rank the seatings where there are figures. */
 		if (m->prober && prober_results(m->prober) &&
-		    autoplace_probe_rank(prober_results(m->prober), m->config->seatings, m->config->n_seatings,
+		    seatings_rank(prober_results(m->prober), m->config->seatings, m->config->n_seatings,
 					 &probe) >= 0) {
 			options.seatings = probe.order;
 			options.n_seatings = probe.n_order;
@@ -515,7 +515,7 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		st->cut = autoplace_cut(m->autoplace, &st->n_cut);
 	}
 	st->have_decision = st->probe_results &&
-			    autoplace_probe_rank(st->probe_results, m->config->seatings, m->config->n_seatings,
+			    seatings_rank(st->probe_results, m->config->seatings, m->config->n_seatings,
 						 &st->decision) >= 0;
 	return 0;
 }

@@ -125,7 +125,7 @@ static json_object *evidence_json(const struct validator_evidence *e) {
 	return o;
 }
 
-static json_object *figure_json(const struct autoplace_probe_figure *f) {
+static json_object *figure_json(const struct seatings_figure *f) {
 	json_object *o;
 
 	if (!f->measured)
@@ -140,7 +140,7 @@ static json_object *figure_json(const struct autoplace_probe_figure *f) {
 
 /* The probe figures a decision used: the seatings' order, each one's
  * measured figure, the "apart" it was compared with, and the verdict. */
-static json_object *probe_evidence_json(const struct autoplace_probe *p) {
+static json_object *probe_evidence_json(const struct seatings_ranking *p) {
 	json_object *o = json_object_new_object(), *order = json_object_new_array(),
 		    *figures = json_object_new_object();
 

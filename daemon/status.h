@@ -47,7 +47,7 @@ struct ccxd_status {
 	const struct prober *prober;
 	const struct probe_results *probe_results;
 	bool have_decision;
-	struct autoplace_probe decision;
+	struct seatings_ranking decision;
 };
 
 

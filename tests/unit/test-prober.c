@@ -1,6 +1,6 @@
 /* The daemon's probe: the topology fingerprint that its cache is keyed by,
  * the cache itself, and the seating order that measured figures give
- * (autoplace_probe_rank). */
+ * (seatings_rank). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,9 +129,9 @@ static void shared_cpu_first_where_it_clearly_wins(void) {
 	struct probe_results r = { .date = "d", .n_relations = 2,
 				   .relations = { REL(PROBE_SAME_CPU, 0, 0, 4.8, 4.7, 5.0),
 						  REL(PROBE_SAME_CCX, 0, 1, 2.0, 1.8, 2.2) } };
-	struct autoplace_probe p;
+	struct seatings_ranking p;
 
-	CHECK_INT(autoplace_probe_rank(&r, NULL, 0, &p), 0);
+	CHECK_INT(seatings_rank(&r, NULL, 0, &p), 0);
 	CHECK_INT((int)p.n_order, 3);
 	CHECK_INT(p.order[0], SEATING_SHARED);
 	CHECK_INT(p.order[1], SEATING_SMT);   /* not measured: keeps its place */
@@ -148,9 +148,9 @@ static void overlapping_spreads_keep_the_given_order(void) {
 				   .relations = { REL(PROBE_SAME_CPU, 0, 0, 2.3, 1.7, 2.9),
 						  REL(PROBE_SAME_CCX, 0, 1, 2.0, 1.8, 2.2),
 						  REL(PROBE_CROSS_CCX, 0, 8, 1.0, 0.9, 1.1) } };
-	struct autoplace_probe p;
+	struct seatings_ranking p;
 
-	CHECK_INT(autoplace_probe_rank(&r, NULL, 0, &p), 0);
+	CHECK_INT(seatings_rank(&r, NULL, 0, &p), 0);
 	CHECK_INT(p.order[0], SEATING_CORES);
 	CHECK_INT(p.order[2], SEATING_SHARED);
 	/* both beat the other CCX: co-location pays */
@@ -163,9 +163,9 @@ static void no_difference_beyond_noise_is_no_gain(void) {
 				   .relations = { REL(PROBE_SAME_CPU, 0, 0, 1.0, 0.8, 1.3),
 						  REL(PROBE_SAME_CCX, 0, 1, 1.1, 0.9, 1.2),
 						  REL(PROBE_CROSS_CCX, 0, 8, 1.05, 0.95, 1.15) } };
-	struct autoplace_probe p;
+	struct seatings_ranking p;
 
-	CHECK_INT(autoplace_probe_rank(&r, NULL, 0, &p), 0);
+	CHECK_INT(seatings_rank(&r, NULL, 0, &p), 0);
 	CHECK(p.no_gain);
 	CHECK(strstr(p.note, "not moved") != NULL);
 	CHECK(strstr(p.note, "apart 1.05 GiB/s (0.95-1.15)") != NULL);
@@ -177,9 +177,9 @@ static void a_clear_loss_is_not_no_gain(void) {
 	struct probe_results r = { .date = "d", .n_relations = 2,
 				   .relations = { REL(PROBE_SAME_CPU, 0, 0, 1.5, 1.2, 1.9),
 						  REL(PROBE_SAME_CCX, 0, 1, 4.5, 4.3, 5.0) } };
-	struct autoplace_probe p;
+	struct seatings_ranking p;
 
-	CHECK_INT(autoplace_probe_rank(&r, NULL, 0, &p), 0);
+	CHECK_INT(seatings_rank(&r, NULL, 0, &p), 0);
 	CHECK(!p.no_gain);
 	CHECK_INT(p.order[0], SEATING_CORES);
 	CHECK_INT(p.order[2], SEATING_SHARED);
@@ -190,9 +190,9 @@ static void only_allowed_seatings_are_ranked(void) {
 	struct probe_results r = { .date = "d", .n_relations = 2,
 				   .relations = { REL(PROBE_SAME_CPU, 0, 0, 4.8, 4.7, 5.0),
 						  REL(PROBE_SAME_CCX, 0, 1, 2.0, 1.8, 2.2) } };
-	struct autoplace_probe p;
+	struct seatings_ranking p;
 
-	CHECK_INT(autoplace_probe_rank(&r, allowed, 2, &p), 0);
+	CHECK_INT(seatings_rank(&r, allowed, 2, &p), 0);
 	CHECK_INT((int)p.n_order, 2);
 	CHECK_INT(p.order[0], SEATING_SHARED);
 	CHECK_INT(p.order[1], SEATING_CORES);
@@ -202,9 +202,9 @@ static void figures_without_seatings_change_nothing(void) {
 	const enum seating allowed[] = { SEATING_SMT, SEATING_CORES };
 	struct probe_results r = { .date = "d", .n_relations = 1,
 				   .relations = { REL(PROBE_CROSS_CCX, 0, 1, 1.0, 0.9, 1.1) } };
-	struct autoplace_probe p;
+	struct seatings_ranking p;
 
-	CHECK_INT(autoplace_probe_rank(&r, allowed, 2, &p), -ENODATA);
+	CHECK_INT(seatings_rank(&r, allowed, 2, &p), -ENODATA);
 	CHECK_INT(p.order[0], SEATING_SMT);
 	CHECK_INT(p.order[1], SEATING_CORES);
 	CHECK(!p.no_gain);
