@@ -192,9 +192,12 @@ static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
 	 * placement is adopted by the interval's sweep.) */
 	if (!ruler_exec(m->ruler, tgid, &pinned))
 		return;
-	/* From the kernel's event to the pin, before the rest of the decision. */
-	if (pinned)
-		latencies_add(&m->exec_pins, (util_usec(CLOCK_MONOTONIC) * 1000 - at_ns) / 1000);
+	/* From the kernel's event to the pin, before the rest of the decision
+	 * (the clock read in microseconds may fall short of the event's ns). */
+	if (pinned) {
+		uint64_t now_ns = util_usec(CLOCK_MONOTONIC) * 1000;
+		latencies_add(&m->exec_pins, now_ns > at_ns ? (now_ns - at_ns) / 1000 : 0);
+	}
 	evaluate(m, tgid, RULING_EXEC);
 }
 
