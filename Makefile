@@ -62,7 +62,7 @@ WARNINGS   := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
               -Wformat=2 -Wno-format-nonliteral -Wvla
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -DCCXD_VERSION='"$(VERSION)"' \
-              -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -DTRAFFIC_OBJECT='"$(TRAFFIC_OBJECT)"' \
+              -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -DTRAFFIC_OBJECT='"$(TRAFFIC_OBJECT)"' -DEXECS_OBJECT='"$(EXECS_OBJECT)"' \
               $(INCLUDES) $(shell pkg-config --cflags $(PKGS))
 LDLIBS     += $(shell pkg-config --libs $(PKGS)) -lpthread
 LDFLAGS    += -Wl,--as-needed
@@ -144,6 +144,12 @@ $(TRAFFIC_OBJECT): daemon/sample/bpf/traffic.bpf.c daemon/sample/traffic-records
 	clang $(BPF_CFLAGS) -c -o $@ $<
 daemon/sample/traffic.o: $(TRAFFIC_OBJECT)
 
+# The exec programs (daemon/execs.c), the same way.
+EXECS_OBJECT := daemon/bpf/execs.bpf.o
+$(EXECS_OBJECT): daemon/bpf/execs.bpf.c daemon/execs-records.h Makefile
+	clang $(BPF_CFLAGS) -c -o $@ $<
+daemon/execs.o: $(EXECS_OBJECT)
+
 # Every object depends on every header: the project is small enough that this
 # costs nothing and it can never build against a stale header.
 HEADERS    := $(wildcard common/*.h $(addsuffix /*.h,$(DAEMON_DIRS)) tools/*.h tests/unit/*.h)
@@ -176,7 +182,7 @@ FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -std=gnu11 $(WARNINGS) -D_GNU_SOURCE \
-                -DCCXD_VERSION='"$(VERSION)"' -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -DTRAFFIC_OBJECT='"$(TRAFFIC_OBJECT)"' $(INCLUDES) $(shell pkg-config --cflags $(PKGS)) \
+                -DCCXD_VERSION='"$(VERSION)"' -DTASKITER_OBJECT='"$(TASKITER_OBJECT)"' -DTRAFFIC_OBJECT='"$(TRAFFIC_OBJECT)"' -DEXECS_OBJECT='"$(EXECS_OBJECT)"' $(INCLUDES) $(shell pkg-config --cflags $(PKGS)) \
                 -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
                 -Wno-gnu-variable-sized-type-not-at-end  # the proc connector message layout, as the kernel defines it
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz-*.c)
@@ -187,6 +193,7 @@ FUZZ_SECONDS ?= 60
 
 $(FUZZ_DIR)/daemon/sample/taskiter.o: $(TASKITER_OBJECT)
 $(FUZZ_DIR)/daemon/sample/traffic.o: $(TRAFFIC_OBJECT)
+$(FUZZ_DIR)/daemon/execs.o: $(EXECS_OBJECT)
 $(FUZZ_DIR)/daemon/config/config.o: FUZZ_CFLAGS += $(PATH_FLAGS)
 $(FUZZ_DIR)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
@@ -265,7 +272,7 @@ check-systemd: all
 	@sh tests/integration/test-systemd-nspawn.sh
 
 clean:
-	rm -f $(BUILT) $(TASKITER_OBJECT) $(TRAFFIC_OBJECT) .build-flags .build-paths
+	rm -f $(BUILT) $(TASKITER_OBJECT) $(TRAFFIC_OBJECT) $(EXECS_OBJECT) .build-flags .build-paths
 	rm -rf $(FUZZ_DIR)
 
 .PHONY: all run check check-systemd install uninstall clean fuzz fuzz-build FORCE

@@ -149,7 +149,7 @@ static struct placement *hold(struct autoplace *a, const struct topology *t, str
 		goto fail;
 	}
 	grown = realloc(g->members, (g->n_members + 1) * sizeof(*grown));
-	r = grown ? placements_claim(a->placements, p, PLACEMENT_AUTO, NULL, allowed, false) : -ENOMEM;
+	r = grown ? placements_claim(a->placements, p, PLACEMENT_AUTO, NULL, allowed, false, NULL) : -ENOMEM;
 	if (grown)
 		g->members = grown;
 	if (r < 0) {

@@ -16,6 +16,7 @@
 #include "actuator.h"
 #include "autoplace.h"
 #include "control.h"
+#include "execs.h"
 #include "log.h"
 #include "metrics.h"
 #include "placements.h"
@@ -30,6 +31,7 @@
 
 struct manager_stats {
 	uint64_t rescans;          /* full /proc scans */
+	uint64_t exec_drops;       /* intervals that found exec records dropped */
 	uint64_t reloads, reload_failures;
 };
 
@@ -43,6 +45,8 @@ struct manager {
 	struct placements *placements;
 	struct ruler *ruler;
 	struct watcher *watcher;
+	struct execs *execs;       /* NULL: the proc connector tells of execs */
+	char execs_note[256];      /* why not, then */
 	struct latencies exec_pins;    /* from exec events to the pins at exec */
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
@@ -158,11 +162,12 @@ int manager_load_config(const char *path, bool explicit_path, struct config **re
 	return 0;
 }
 
-/* Process events that ccxd needs: execs and renames always; forks only while
- * a spread process must place each new thread (inheritance is found by the
- * interval's sweep); exits never: every entry's pidfd tells of its exit. */
+/* Process events that ccxd needs: renames always; execs unless the exec
+ * programs tell of them; forks only while a spread process must place each
+ * new thread (inheritance is found by the interval's sweep); exits never:
+ * every entry's pidfd tells of its exit. */
 static void update_subscription(struct manager *m, bool spreading) {
-	uint32_t events = WATCHER_EXEC | WATCHER_COMM | (spreading ? WATCHER_FORK : 0);
+	uint32_t events = (m->execs ? 0 : WATCHER_EXEC) | WATCHER_COMM | (spreading ? WATCHER_FORK : 0);
 
 	if (m->watcher && events != m->subscribed) {
 		m->subscribed = events;
@@ -183,14 +188,14 @@ static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t ch
 	ruler_fork(m->ruler, parent_tgid, child_pid, child_tgid);
 }
 
-static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
-	struct manager *m = userdata;
+/* comm: the new program's, when the event told it. */
+static void exec_of(struct manager *m, pid_t tgid, const char *comm, uint64_t at_ns) {
 	bool pinned;
 
 	/* Most programs are neither ccxd's already nor named by any rule: for
 	 * them comm is all there is to read. (A child that inherited a pinned
 	 * placement is adopted by the interval's sweep.) */
-	if (!ruler_exec(m->ruler, tgid, &pinned))
+	if (!ruler_exec(m->ruler, tgid, comm, &pinned))
 		return;
 	/* From the kernel's event to the pin, before the rest of the decision
 	 * (the clock read in microseconds may fall short of the event's ns). */
@@ -199,6 +204,42 @@ static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
 		latencies_add(&m->exec_pins, now_ns > at_ns ? (now_ns - at_ns) / 1000 : 0);
 	}
 	evaluate(m, tgid, RULING_EXEC);
+}
+
+static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
+	struct manager *m = userdata;
+
+	/* Kernels before 6.6 send every kind of event, asked for or not. */
+	if (!m->execs)
+		exec_of(m, tgid, NULL, at_ns);
+}
+
+static void on_exec_record(void *userdata, pid_t tgid, const char *comm, uint64_t at_ns) {
+	exec_of(userdata, tgid, comm, at_ns);
+}
+
+static void on_tracked(void *userdata, pid_t pid, bool in) {
+	struct manager *m = userdata;
+
+	execs_track(m->execs, pid, in);
+}
+
+/* The exec programs where the kernel takes them and the config allows. */
+static void start_execs(struct manager *m) {
+	int r;
+
+	if (m->config->exec_events == CONFIG_EXECS_CONNECTOR) {
+		snprintf(m->execs_note, sizeof(m->execs_note), "exec_events = connector");
+		return;
+	}
+	r = execs_new(m->event, on_exec_record, m, &m->execs, m->execs_note, sizeof(m->execs_note));
+	if (r < 0) {
+		log_info("Execs come from the proc connector: %s", m->execs_note);
+		return;
+	}
+	execs_set_rules(m->execs, m->config->rules, m->config->n_rules);
+	placements_observe(m->placements, on_tracked, m);
+	log_debug("Execs come from BPF programs, filtered in the kernel");
 }
 
 static void on_comm(void *userdata, pid_t pid, pid_t tgid) {
@@ -326,6 +367,11 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 	int r;
 
 	(void)s;
+	placements_reap(m->placements);
+	if (m->execs && execs_dropped(m->execs) > 0) {
+		m->stats.exec_drops++;
+		on_lost(m);
+	}
 	if (m->polling)
 		scan_all(m, RULING_SCAN);
 	update_subscription(m, ruler_sweep(m->ruler));
@@ -428,6 +474,11 @@ int manager_reload(struct manager *m, char ***errors) {
 			   config_bpf_to_string(c->bpf));
 		c->bpf = m->config->bpf;
 	}
+	if (c->exec_events != m->config->exec_events) {
+		log_notice("exec_events changes from %s to %s at the next start",
+			   config_execs_to_string(m->config->exec_events), config_execs_to_string(c->exec_events));
+		c->exec_events = m->config->exec_events;
+	}
 	if (c->traffic != m->config->traffic) {
 		log_notice("traffic changes from %s to %s at the next start",
 			   config_traffic_to_string(m->config->traffic), config_traffic_to_string(c->traffic));
@@ -445,6 +496,8 @@ int manager_reload(struct manager *m, char ***errors) {
 	m->topology = t;
 	apply_x3d(m);
 	ruler_use(m->ruler, m->config, m->topology);
+	if (m->execs)
+		execs_set_rules(m->execs, m->config->rules, m->config->n_rules);
 	/* The prober holds the topology: it must hear of the new one at once. */
 	if (m->prober)
 		prober_update(m->prober, m->topology, &m->online, c->state_dir, c->calibrate);
@@ -482,6 +535,7 @@ static int compare_placement(const void *a, const void *b) {
 int manager_status(const struct manager *m, struct ccxd_status *ret) {
 	struct ccxd_status *st = ret;
 	struct watcher_stats ws = m->watcher ? watcher_stats(m->watcher) : (struct watcher_stats){ 0 };
+	struct execs_stats xs = m->execs ? execs_stats(m->execs) : (struct execs_stats){ 0 };
 
 	*st = (struct ccxd_status){
 		.config = m->config,
@@ -490,8 +544,12 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		.started_usec = m->started_usec,
 		.watcher_source = m->polling ? "polling" : m->watcher && watcher_active(m->watcher) ? "netlink" : "starting",
 		.watcher_note = m->polling ? m->watcher_note : NULL,
-		.events = ws.events,
-		.lost_events = ws.lost,
+		.execs_note = m->execs ? NULL : m->execs_note,
+		.execs = xs,
+		/* Execs told by the exec programs are events too; records they
+		 * dropped are lost ones. */
+		.events = ws.events + xs.at_rename + xs.at_end,
+		.lost_events = ws.lost + m->stats.exec_drops,
 		.rescans = m->stats.rescans,
 		.exec_pins = latencies_summary(&m->exec_pins),
 		.reloads = m->stats.reloads,
@@ -655,6 +713,7 @@ int manager_start(struct manager *m) {
 	}
 
 	/* Watching even in mode = off: a reload may turn it on. */
+	start_execs(m);
 	r = watcher_new(m->event, &watcher_ops, m, &m->watcher);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch processes: %m");
@@ -721,6 +780,9 @@ void manager_free(struct manager *m) {
 	sd_event_source_disable_unref(m->interval_timer);
 	sd_event_source_disable_unref(m->rescan);
 	watcher_free(m->watcher);
+	if (m->placements)
+		placements_observe(m->placements, NULL, NULL);
+	execs_free(m->execs);
 	autoplace_free(m->autoplace);
 	control_free(m->control);
 	prober_free(m->prober);

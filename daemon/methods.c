@@ -268,6 +268,20 @@ static bool status_of(void *userdata, struct control_call *call, struct ccxd_sta
 	return true;
 }
 
+/* Where execs come from: the exec programs, with how many each point
+ * reported, or the proc connector, with why. */
+static json_object *execs_json(const struct ccxd_status *st) {
+	json_object *e = json_object_new_object();
+
+	json_object_object_add(e, "source", json_object_new_string(st->execs_note ? "connector" : "bpf"));
+	json_object_object_add(e, "note", st->execs_note ? json_object_new_string(st->execs_note) : NULL);
+	json_object_object_add(e, "at_rename", u64(st->execs.at_rename));
+	json_object_object_add(e, "at_end", u64(st->execs.at_end));
+	json_object_object_add(e, "dropped", u64(st->execs.dropped));
+	json_object_object_add(e, "maps_full", u64(st->execs.full));
+	return e;
+}
+
 static void get_status(void *userdata, struct control_call *call) {
 	struct ccxd_status st;
 	json_object *o, *w, *counters, *procs;
@@ -290,6 +304,7 @@ static void get_status(void *userdata, struct control_call *call) {
 
 	json_object_object_add(w, "source", json_object_new_string(st.watcher_source));
 	json_object_object_add(w, "note", st.watcher_note ? json_object_new_string(st.watcher_note) : NULL);
+	json_object_object_add(w, "execs", execs_json(&st));
 	json_object_object_add(o, "watcher", w);
 
 	json_object_object_add(counters, "events", u64(st.events));

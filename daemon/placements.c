@@ -24,7 +24,6 @@
 struct entry {
 	struct placement p;
 	struct entry *next;
-	struct placements *pl;     /* for the exit watch */
 };
 
 struct placements {
@@ -40,6 +39,9 @@ struct placements {
 	char *ledger_text;         /* what was last written, NULL when nothing is owed */
 	int ledger_error;          /* of the last write, 0 or -errno: logged when it changes */
 	bool ledger_kept;          /* the last ccxd's could not all be taken back: never rewritten */
+	int exits;                 /* epoll of every entry's pidfd: readable once its process is gone */
+	void (*observer)(void *userdata, pid_t pid, bool in);
+	void *observer_data;
 };
 
 static size_t bucket_of(size_t n_buckets, pid_t pid) {
@@ -69,6 +71,12 @@ int placements_new(sd_event *event, const char *root, const char *runtime_dir, s
 	pl->root = root;
 	pl->n_buckets = 256;
 	pl->buckets = calloc(pl->n_buckets, sizeof(*pl->buckets));
+	pl->exits = epoll_create1(EPOLL_CLOEXEC);
+	if (pl->exits < 0) {
+		r = -errno;
+		placements_free(pl);
+		return r;
+	}
 	if (!pl->buckets || (runtime_dir && !(pl->runtime_dir = strdup(runtime_dir)))) {
 		placements_free(pl);
 		return -ENOMEM;
@@ -86,7 +94,7 @@ int placements_new(sd_event *event, const char *root, const char *runtime_dir, s
 }
 
 static void entry_free(struct entry *e) {
-	sd_event_source_disable_unref(e->p.exit_watch);
+	/* Closing the pidfd takes it out of the epoll of exits too. */
 	if (e->p.pidfd >= 0)
 		close(e->p.pidfd);
 	free(e->p.rule);
@@ -104,10 +112,17 @@ void placements_free(struct placements *pl) {
 			entry_free(e);
 		}
 	sd_event_source_disable_unref(pl->ledger_sync);
+	if (pl->exits >= 0)
+		close(pl->exits);
 	free(pl->buckets);
 	free(pl->runtime_dir);
 	free(pl->ledger_text);
 	free(pl);
+}
+
+void placements_observe(struct placements *pl, void (*observer)(void *userdata, pid_t pid, bool in), void *userdata) {
+	pl->observer = observer;
+	pl->observer_data = userdata;
 }
 
 struct placement *placements_get(const struct placements *pl, pid_t pid) {
@@ -162,6 +177,8 @@ void placements_remove(struct placements *pl, pid_t pid) {
 			*pe = e->next;
 			entry_free(e);
 			pl->size--;
+			if (pl->observer)
+				pl->observer(pl->observer_data, pid, false);
 			return;
 		}
 	}
@@ -169,15 +186,23 @@ void placements_remove(struct placements *pl, pid_t pid) {
 
 /* Nothing is owed to a process that is gone, and an entry of the ledger
  * for it is harmless (it names a start time that no process has any more):
- * the next sync drops it, not a write per exit. */
-static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-	struct entry *e = userdata;
+ * the next sync drops it, not a write per exit. Exits are taken in one
+ * system call each interval, not a wake-up each: a process that exec'd,
+ * was pinned and is gone (a compiler, a script's commands) costs ccxd only
+ * its exec. Until then, the entry's pidfd keeps its pid from being mistaken
+ * for another process's. */
+size_t placements_reap(struct placements *pl) {
+	struct epoll_event events[64];
+	size_t reaped = 0;
+	int n;
 
-	(void)s;
-	(void)fd;
-	(void)revents;
-	placements_remove(e->pl, e->p.pid);
-	return 0;
+	do {
+		n = epoll_wait(pl->exits, events, 64, 0);
+		for (int i = 0; i < n; i++)
+			placements_remove(pl, (pid_t)events[i].data.u64);
+		reaped += n > 0 ? (size_t)n : 0;
+	} while (n == 64);
+	return reaped;
 }
 
 /* A new entry for st's process, behind pidfd (which it takes over). */
@@ -198,15 +223,16 @@ static struct placement *add(struct placements *pl, const struct procfs_stat *st
 	p->state = PLACEMENT_SKIPPED;
 	p->owner = PLACEMENT_RULE;
 	memcpy(p->comm, st->comm, sizeof(p->comm));
-	e->pl = pl;
-	if (pl->event && sd_event_add_io(pl->event, &p->exit_watch, fd, EPOLLIN, on_process_exit, e) < 0)
-		log_warning("Failed to watch %s[%d] for its exit; the interval sweep will notice", p->comm,
-			    (int)p->pid);
+	if (epoll_ctl(pl->exits, EPOLL_CTL_ADD, fd, &(struct epoll_event){ .events = EPOLLIN, .data.u64 = (uint64_t)p->pid }) < 0)
+		log_warning_errno(-errno, "Failed to watch %s[%d] for its exit; its next event will notice: %m",
+				  p->comm, (int)p->pid);
 	if (pl->size >= pl->n_buckets)
 		grow(pl);
 	e->next = pl->buckets[bucket_of(pl->n_buckets, p->pid)];
 	pl->buckets[bucket_of(pl->n_buckets, p->pid)] = e;
 	pl->size++;
+	if (pl->observer)
+		pl->observer(pl->observer_data, p->pid, true);
 	return p;
 }
 
@@ -287,12 +313,14 @@ int placements_original_of(const struct placement *p, cpu_set_t *ret) {
 }
 
 int placements_claim(struct placements *pl, struct placement *p, enum placement_owner owner, const char *rule,
-		     const cpu_set_t *allowed, bool force) {
+		     const cpu_set_t *allowed, bool force, const cpu_set_t *known) {
 	cpu_set_t current;
 	int r;
 
 	(void)pl;
-	if (placements_original_of(p, &current) < 0)
+	if (known)
+		current = *known;
+	else if (placements_original_of(p, &current) < 0)
 		return -ESRCH;
 	/* Narrower than everything it may use: somebody chose that by hand. */
 	if (!cpulist_is_subset(allowed, &current) && !force)

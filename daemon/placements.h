@@ -54,7 +54,6 @@ struct placement {
 	size_t n_spread_placed;
 	char reason[160];
 	int pidfd;                /* names this very process */
-	sd_event_source *exit_watch;
 };
 
 struct placements_stats {
@@ -69,6 +68,9 @@ struct placements;
 /* The ledger goes to runtime_dir (NULL: nowhere, for tests). */
 int placements_new(sd_event *event, const char *root, const char *runtime_dir, struct placements **ret);
 void placements_free(struct placements *pl);
+
+/* observer is told of every process that enters the table (in) or leaves it. */
+void placements_observe(struct placements *pl, void (*observer)(void *userdata, pid_t pid, bool in), void *userdata);
 
 struct placement *placements_get(const struct placements *pl, pid_t pid);
 size_t placements_count(const struct placements *pl);
@@ -91,17 +93,21 @@ struct placement *placements_track(struct placements *pl, const struct procfs_st
 struct placement *placements_track_opened(struct placements *pl, const struct procfs_stat *st, int pidfd);
 /* Forgets pid, without touching its affinity: it is gone, or not ccxd's. */
 void placements_remove(struct placements *pl, pid_t pid);
+/* Removes the entries of processes that have exited since the last call;
+ * returns how many. */
+size_t placements_reap(struct placements *pl);
 
 /* The original p would be claimed with: what an earlier owner kept, or
  * its affinity now. -ESRCH when it is gone. */
 int placements_original_of(const struct placement *p, cpu_set_t *ret);
 
-/* p becomes owner's. Its original is what it has now, or what an earlier
+/* p becomes owner's. Its original is known (the mask the caller saw
+ * before it set one itself), or else what it has now, or what an earlier
  * owner kept. -EPERM when that is narrower than allowed and not force:
  * somebody else chose it by hand (nothing is changed then); -ESRCH when it
  * is gone. */
 int placements_claim(struct placements *pl, struct placement *p, enum placement_owner owner, const char *rule,
-		     const cpu_set_t *allowed, bool force);
+		     const cpu_set_t *allowed, bool force, const cpu_set_t *known);
 
 /* Sets p's affinity to cpus (with p->spread, the sets thread by thread) and
  * marks it pinned. -ESRCH: gone (the caller removes it); other -errno:

@@ -280,15 +280,14 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 		return 0;
 	}
 	/* Taken with its original: what it has, or what the automatic policy
-	 * kept of it (the ruling looked at that for a hand-set mask). */
+	 * kept of it (the ruling looked at that for a hand-set mask); pinned
+	 * early, what it had before. */
 	if ((ruling.action == RULING_PIN || ruling.action == RULING_WOULD_PIN) && !s.ours &&
-	    placements_claim(r->placements, p, PLACEMENT_RULE, rule->name, &s.allowed, true) < 0) {
+	    placements_claim(r->placements, p, PLACEMENT_RULE, rule->name, &s.allowed, true,
+			     early ? &r->early.original : NULL) < 0) {
 		free(ruling.sets);
 		return placements_remove(r->placements, st->pid), 0;
 	}
-	/* Pinned early, it has the pin already: its original is what it had. */
-	if (early)
-		p->original = r->early.original;
 	p->owner = PLACEMENT_RULE;
 	p->inherited_from = 0;
 	placement_set_rule(p, rule->name);
@@ -453,9 +452,9 @@ out:
 		close(fd);
 }
 
-bool ruler_exec(struct ruler *r, pid_t pid, bool *pinned) {
-	struct rule_identity id = { .comm = NULL };
-	char comm[PROCFS_COMM_MAX], *exe = NULL;
+bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool *pinned) {
+	struct rule_identity id = { .comm = comm };
+	char read[PROCFS_COMM_MAX], *exe = NULL;
 	const struct rule *rule;
 	unsigned need = 0;
 	bool more;
@@ -465,9 +464,11 @@ bool ruler_exec(struct ruler *r, pid_t pid, bool *pinned) {
 		settle_early(r);   /* one whose decision never came */
 	if (placements_get(r->placements, pid))
 		return true;
-	if (procfs_read_comm(r->root, pid, comm) < 0)
-		return false;
-	id.comm = comm;
+	if (!id.comm) {
+		if (procfs_read_comm(r->root, pid, read) < 0)
+			return false;
+		id.comm = read;
+	}
 	rule = rules_match(r->config->rules, r->config->n_rules, &id, &need);
 	/* Decided in full whenever some rule may name it: the full decision
 	 * also adopts a child that inherited a placement, at once. */
@@ -605,7 +606,7 @@ int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, struct placement **ret) 
 		return -ESRCH;
 	/* Pinned already, or seated by the automatic policy: what it had
 	 * before ccxd is still the original. A hand may narrow anything. */
-	e = placements_claim(r->placements, p, PLACEMENT_HAND, NULL, &allowed, true);
+	e = placements_claim(r->placements, p, PLACEMENT_HAND, NULL, &allowed, true, NULL);
 	if (e < 0)
 		return e;
 	placement_set_spread(p, NULL, 0);

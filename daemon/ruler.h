@@ -34,8 +34,9 @@ int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger);
  * and so needs ruler_evaluate(pid, RULING_EXEC) next. A program a rule
  * names by comm or exe alone is pinned here already, its main thread only;
  * that evaluation completes the pin or takes it back (*pinned says whether
- * it was). Costs one comm read for a stranger. */
-bool ruler_exec(struct ruler *r, pid_t pid, bool *pinned);
+ * it was). comm is the new program's, as the exec event told it; NULL: it
+ * is read, which is all a stranger costs. */
+bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool *pinned);
 /* A fork: a thread of a spread process takes its set; a process inherits
  * its parent's placement. */
 void ruler_fork(struct ruler *r, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid);

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "latencies.h"
 #include "placements.h"
+#include "execs.h"
 #include "probe.h"
 #include "topology.h"
 
@@ -25,6 +26,8 @@ struct ccxd_status {
 
 	const char *watcher_source;       /* "netlink", "polling" or "starting" */
 	const char *watcher_note;         /* why polling; NULL otherwise */
+	const char *execs_note;           /* why the proc connector tells of execs; NULL: the exec programs do */
+	struct execs_stats execs;         /* the exec programs' */
 	uint64_t events, lost_events, rescans, reloads, reload_failures;
 	struct latencies_summary exec_pins;   /* the last pins at exec, from the kernel's event */
 	struct placements_stats placements;

@@ -281,6 +281,19 @@ static void print_cut(json_object *status) {
 
 /* The probe figures the automatic policy uses, how old they are, and what
  * they decide; or what the probe is doing. */
+/* Where execs come from. */
+static void print_execs(json_object *watcher) {
+	json_object *e;
+
+	if (!json_object_object_get_ex(watcher, "execs", &e) || !e || !str(e, "source"))
+		return;
+	if (strcmp(str(e, "source"), "bpf") == 0)
+		printf("execs:    filtered in the kernel (BPF); %s reported as the exec names the task, %s when it is done\n",
+		       str(e, "at_rename"), str(e, "at_end"));
+	else
+		printf("execs:    every one from the proc connector: %s\n", str(e, "note") ? str(e, "note") : "");
+}
+
 /* How soon after the kernel's exec event the last programs were pinned. */
 static void print_exec_pins(json_object *status) {
 	json_object *e;
@@ -332,6 +345,7 @@ static int cmd_status(const struct options *o, int argc, char **argv) {
 	printf("events:   %s%s%s; %s handled, %s lost, %s rescans\n", str(w, "source"),
 	       str(w, "note") ? ": " : "", str(w, "note") ? str(w, "note") : "",
 	       str(c, "events"), str(c, "lost_events"), str(c, "rescans"));
+	print_execs(w);
 	printf("pins:     %s set, %s restored, %s failed, %s taken back after a restart\n", str(c, "pins"),
 	       str(c, "restores"), str(c, "pin_failures"), str(c, "readopted"));
 	print_exec_pins(r);

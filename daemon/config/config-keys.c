@@ -86,6 +86,7 @@ static int parse_enum(struct assignment *a, const char *(*name)(int)) {
 static const char *mode_name(int i) { return config_mode_to_string((enum config_mode)i); }
 static const char *bpf_name(int i) { return config_bpf_to_string((enum sampler_reading)i); }
 static const char *traffic_name(int i) { return config_traffic_to_string((enum sampler_counting)i); }
+static const char *execs_name(int i) { return config_execs_to_string((enum config_execs)i); }
 static const char *policy_name(int i) { return rule_policy_to_string((enum rule_policy)i); }
 static const char *smt_name(int i) { return rule_smt_to_string((enum rule_smt)i); }
 static const char *prefer_name(int i) { return rule_prefer_to_string((enum rule_prefer)i); }
@@ -171,6 +172,15 @@ static int set_traffic(struct assignment *a) {
 	if (i < 0)
 		return i;
 	a->config->traffic = (enum sampler_counting)i;
+	return 0;
+}
+
+static int set_exec_events(struct assignment *a) {
+	int i = parse_enum(a, execs_name);
+
+	if (i < 0)
+		return i;
+	a->config->exec_events = (enum config_execs)i;
 	return 0;
 }
 
@@ -447,6 +457,7 @@ static const struct key daemon_keys[] = {
 	{ "calibrate", set_calibrate },
 	{ "bpf", set_bpf },
 	{ "traffic", set_traffic },
+	{ "exec_events", set_exec_events },
 	{ "metrics_file", set_metrics_file },
 	{ "min_rate", set_min_rate },
 	{ "min_message_rate", set_min_message_rate },

@@ -55,6 +55,15 @@ const char *config_traffic_to_string(enum sampler_counting c) {
 	return (unsigned)c < ELEMENTSOF(traffic_names) ? traffic_names[c] : NULL;
 }
 
+static const char *const execs_names[] = {
+	[CONFIG_EXECS_AUTO] = "auto",
+	[CONFIG_EXECS_CONNECTOR] = "connector",
+};
+
+const char *config_execs_to_string(enum config_execs e) {
+	return (unsigned)e < ELEMENTSOF(execs_names) ? execs_names[e] : NULL;
+}
+
 static const char *const x3d_names[] = {
 	[CONFIG_X3D_KEEP] = "keep",
 	[CONFIG_X3D_CACHE] = "cache",

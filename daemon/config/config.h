@@ -23,6 +23,13 @@ enum config_mode {
 	CONFIG_MODE_OFF,          /* watch and answer, decide nothing */
 };
 
+/* [daemon] exec_events: where ccxd hears of execs. */
+enum config_execs {
+	CONFIG_EXECS_AUTO,        /* BPF programs that filter them in the kernel, where it allows them
+				   * (the default); the proc connector otherwise */
+	CONFIG_EXECS_CONNECTOR,   /* the proc connector: every exec wakes ccxd */
+};
+
 /* [daemon] x3d_mode: what ccxd sets amd_x3d_vcache's mode to while it runs. */
 enum config_x3d {
 	CONFIG_X3D_KEEP,          /* leave it as it is (the default) */
@@ -47,6 +54,7 @@ struct config {
 				   * each through BPF iterators (per-process), or /proc (no) */
 	enum sampler_counting traffic; /* where the kernel counts traffic per channel: auto (default),
 				   * syscalls (pipes at every system call's exit too), no */
+	enum config_execs exec_events; /* default auto */
 	char *metrics_file;       /* Prometheus text written every interval; NULL (default): none */
 	double min_rate;          /* bytes/s for a channel to join a group; default 1 MiB/s */
 	double min_message_rate;  /* or messages/s; default 200, 0: bytes alone */
@@ -98,3 +106,4 @@ const char *config_mode_to_string(enum config_mode m);
 const char *config_bpf_to_string(enum sampler_reading r);
 const char *config_traffic_to_string(enum sampler_counting c);
 const char *config_x3d_to_string(enum config_x3d x);
+const char *config_execs_to_string(enum config_execs e);

@@ -1,14 +1,11 @@
 #include "rules.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* TASK_COMM_LEN - 1: the kernel keeps at most this many bytes of a program's
- * name in comm. */
-#define RULE_COMM_MAX 15
 
 static const char *const policy_names[] = {
 	[RULE_POLICY_PIN] = "pin",
@@ -223,6 +220,40 @@ const struct rule *rules_match(const struct rule *rules, size_t n_rules,
 		return r;
 	}
 	return NULL;
+}
+
+/* Whether rule may name a process called comm, whatever else it is. */
+static bool may_name(const struct rule *rule, const char *comm) {
+	return rule->exe || comm_matches(rule->name, comm);
+}
+
+int rules_exec_names(const struct rule *rules, size_t n_rules, struct rules_name **ret, size_t *n, bool *every) {
+	struct rules_name *names = calloc(n_rules ? n_rules : 1, sizeof(*names));
+
+	*ret = NULL;
+	*n = 0;
+	*every = false;
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_rules; i++) {
+		struct rules_name name = { .comm = "" };
+		bool seen = false;
+
+		if (rules[i].exe || is_glob(rules[i].name)) {
+			*every = true;
+			continue;
+		}
+		memcpy(name.comm, rules[i].name, strnlen(rules[i].name, RULE_COMM_MAX));
+		for (size_t k = 0; k < *n && !seen; k++)
+			seen = strcmp(names[k].comm, name.comm) == 0;
+		if (seen)
+			continue;
+		for (size_t k = 0; k < n_rules; k++)
+			name.needs_cmdline |= rules[k].cmdline && may_name(&rules[k], name.comm);
+		names[(*n)++] = name;
+	}
+	*ret = names;
+	return 0;
 }
 
 __attribute__((format(printf, 4, 5)))

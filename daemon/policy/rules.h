@@ -91,6 +91,23 @@ struct rule_identity {
 const struct rule *rules_match(const struct rule *rules, size_t n_rules,
 			       const struct rule_identity *id, unsigned *need);
 
+/* TASK_COMM_LEN - 1: the kernel keeps at most this many bytes of a program's
+ * name in comm. */
+#define RULE_COMM_MAX 15
+
+/* A comm that a rule can name, as the kernel shows it. */
+struct rules_name {
+	char comm[RULE_COMM_MAX + 1];
+	bool needs_cmdline;       /* some rule that may name it has a cmdline key */
+};
+
+/* What execs can concern the rules, known from the new program's comm
+ * alone: the comms that the plain names of [program:NAME] sections give
+ * (cut to 15 bytes, as comm is), each once, in *ret (malloc'd, *n of
+ * them). *every is set when some rule may name any comm: one matching by
+ * exe, or whose name is a glob. Returns 0, or -ENOMEM. */
+int rules_exec_names(const struct rule *rules, size_t n_rules, struct rules_name **ret, size_t *n, bool *every);
+
 /* The systemd unit of a cgroup path: its last component that ends in
  * ".service" or ".scope" (a slice holds no process of its own), as a
  * pointer into cgroup and its length in *len. NULL when there is none. */

@@ -4,6 +4,9 @@
 # ccxd is stopped so long that the kernel drops its process events. ccxd
 # must keep running, count the lost events, recover with a rescan, and
 # pin every matched survivor. Prints its CPU time and memory meanwhile.
+# Every exec goes through the proc connector here (exec_events = connector):
+# the exec programs would keep the short programs' execs from ccxd
+# altogether (test-execs.sh overflows their ring instead).
 . "$(dirname "$0")/lib.sh"
 
 EXEC=$TOP/tools/helpers/ccxt-exec
@@ -24,6 +27,7 @@ write_conf <<CONF
 socket = $SOCK
 topology = $TWO_CCX
 interval = 200ms
+exec_events = connector
 
 [program:ccxt-survivor]
 ccx = 1

@@ -126,7 +126,7 @@ static void a_pin_is_given_back_its_original(void) {
 	CHECK_INT(placements_new(NULL, "", NULL, &pl), 0);
 	p = track(pl, pid);
 	CHECK(p != NULL);
-	CHECK_INT(placements_claim(pl, p, PLACEMENT_RULE, "x", all(), false), 0);
+	CHECK_INT(placements_claim(pl, p, PLACEMENT_RULE, "x", all(), false, NULL), 0);
 	CHECK_STR(p->rule, "x");
 	CHECK_INT(placements_pin(pl, p, &one), 0);
 	CHECK_INT(p->state, PLACEMENT_PINNED);
@@ -150,9 +150,9 @@ static void a_hand_set_mask_is_not_claimed_unless_forced(void) {
 	CHECK_INT(sched_setaffinity(pid, sizeof(zero), &zero), 0);   /* taskset -p 0 */
 	CHECK_INT(placements_new(NULL, "", NULL, &pl), 0);
 	p = track(pl, pid);
-	CHECK_INT(placements_claim(pl, p, PLACEMENT_AUTO, NULL, all(), false), -EPERM);
+	CHECK_INT(placements_claim(pl, p, PLACEMENT_AUTO, NULL, all(), false, NULL), -EPERM);
 	CHECK(!p->have_original);
-	CHECK_INT(placements_claim(pl, p, PLACEMENT_HAND, NULL, all(), true), 0);
+	CHECK_INT(placements_claim(pl, p, PLACEMENT_HAND, NULL, all(), true, NULL), 0);
 	CHECK_STR(cpulist_format(&p->original, (char[CPULIST_MAX]){ 0 }, CPULIST_MAX), "0");
 	placements_free(pl);
 	reap(pid);
@@ -168,11 +168,11 @@ static void a_rule_taking_over_keeps_the_original_the_policy_kept(void) {
 	pid = spawn(NULL);
 	CHECK_INT(placements_new(NULL, "", NULL, &pl), 0);
 	p = track(pl, pid);
-	CHECK_INT(placements_claim(pl, p, PLACEMENT_AUTO, NULL, all(), false), 0);
+	CHECK_INT(placements_claim(pl, p, PLACEMENT_AUTO, NULL, all(), false, NULL), 0);
 	CHECK_INT(placements_pin(pl, p, &one), 0);
 	/* Seated on CPU 1 by the policy: a rule takes it with its true original. */
 	CHECK(track(pl, pid) == p);
-	CHECK_INT(placements_claim(pl, p, PLACEMENT_RULE, "x", all(), false), 0);
+	CHECK_INT(placements_claim(pl, p, PLACEMENT_RULE, "x", all(), false, NULL), 0);
 	CHECK_INT(p->owner, PLACEMENT_RULE);
 	CHECK_INT(placements_pin(pl, p, &zero), 0);
 	CHECK_INT(placements_give_back(pl, p), 0);
@@ -193,7 +193,7 @@ static void a_child_of_a_pinned_process_is_adopted(void) {
 	pid = spawn(&reports);
 	CHECK_INT(placements_new(NULL, "", NULL, &pl), 0);
 	p = track(pl, pid);
-	CHECK_INT(placements_claim(pl, p, PLACEMENT_RULE, "x", all(), false), 0);
+	CHECK_INT(placements_claim(pl, p, PLACEMENT_RULE, "x", all(), false, NULL), 0);
 	CHECK_INT(placements_pin(pl, p, &one), 0);
 	child = fork_of(pid, reports);
 	CHECK_STR(mask_of(child), "1");   /* inherited */
@@ -234,7 +234,7 @@ static void a_seat_inherited_from_a_member_goes_back(void) {
 	pid = spawn(&reports);
 	CHECK_INT(placements_new(NULL, "", NULL, &pl), 0);
 	p = track(pl, pid);
-	CHECK_INT(placements_claim(pl, p, PLACEMENT_AUTO, NULL, all(), false), 0);
+	CHECK_INT(placements_claim(pl, p, PLACEMENT_AUTO, NULL, all(), false, NULL), 0);
 	CHECK_INT(placements_pin(pl, p, &one), 0);
 	child = fork_of(pid, reports);
 	CHECK_STR(mask_of(child), "1");
@@ -277,10 +277,10 @@ static void the_ledger_is_taken_back_after_a_restart(void) {
 	member = spawn(NULL);
 	CHECK_INT(placements_new(NULL, "", dir, &before), 0);
 	p = track(before, ruled);
-	CHECK_INT(placements_claim(before, p, PLACEMENT_RULE, "x", all(), false), 0);
+	CHECK_INT(placements_claim(before, p, PLACEMENT_RULE, "x", all(), false, NULL), 0);
 	CHECK_INT(placements_pin(before, p, &one), 0);
 	p = track(before, member);
-	CHECK_INT(placements_claim(before, p, PLACEMENT_AUTO, NULL, all(), false), 0);
+	CHECK_INT(placements_claim(before, p, PLACEMENT_AUTO, NULL, all(), false, NULL), 0);
 	CHECK_INT(placements_pin(before, p, &one), 0);
 	CHECK_INT(placements_sync_ledger(before), 0);
 	/* Killed: the table goes, the affinities and the ledger stay. */
@@ -310,23 +310,29 @@ static void the_ledger_is_taken_back_after_a_restart(void) {
 	rmdir(dir);
 }
 
-static void an_exit_takes_the_entry_away(void) {
+/* Exits are taken when asked for, all at once: the live entry stays. */
+static void a_reap_takes_the_exited_away(void) {
 	struct placements *pl;
-	sd_event *event;
-	pid_t pid;
+	pid_t pid, alive;
 
-	CHECK(sd_event_new(&event) >= 0);
 	pid = spawn(NULL);
-	CHECK_INT(placements_new(event, "", NULL, &pl), 0);
+	alive = spawn(NULL);
+	CHECK_INT(placements_new(NULL, "", NULL, &pl), 0);
 	CHECK(track(pl, pid) != NULL);
-	kill(pid, SIGKILL);
+	CHECK(track(pl, alive) != NULL);
+	CHECK_INT(placements_reap(pl), 0);
+	if (pid > 1)
+		kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	for (int i = 0; i < 10 && placements_get(pl, pid); i++)
-		sd_event_run(event, 100000);
+	CHECK(placements_get(pl, pid) != NULL);   /* until reaped */
+	CHECK_INT(placements_reap(pl), 1);
 	CHECK(placements_get(pl, pid) == NULL);
-	CHECK_INT(placements_count(pl), 0);
+	CHECK(placements_get(pl, alive) != NULL);
+	CHECK_INT(placements_count(pl), 1);
 	placements_free(pl);
-	sd_event_unref(event);
+	if (alive > 1)
+		kill(alive, SIGKILL);
+	waitpid(alive, NULL, 0);
 }
 
 static void a_reused_pid_is_another_process(void) {
@@ -351,4 +357,4 @@ static void a_reused_pid_is_another_process(void) {
 TEST_MAIN(T(a_pin_is_given_back_its_original), T(a_hand_set_mask_is_not_claimed_unless_forced),
 	  T(a_rule_taking_over_keeps_the_original_the_policy_kept), T(a_child_of_a_pinned_process_is_adopted),
 	  T(a_seat_inherited_from_a_member_goes_back), T(the_ledger_is_taken_back_after_a_restart),
-	  T(an_exit_takes_the_entry_away), T(a_reused_pid_is_another_process))
+	  T(a_reap_takes_the_exited_away), T(a_reused_pid_is_another_process))

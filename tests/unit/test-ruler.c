@@ -175,7 +175,7 @@ static void seat(struct world *w, pid_t pid) {
 	CHECK(p != NULL);
 	if (!p)
 		return;
-	CHECK_INT(placements_claim(w->pl, p, PLACEMENT_AUTO, NULL, &all, false), 0);
+	CHECK_INT(placements_claim(w->pl, p, PLACEMENT_AUTO, NULL, &all, false, NULL), 0);
 	CHECK_INT(placements_pin(w->pl, p, &zero), 0);
 	CHECK_STR(mask_of(pid), "0");
 }
@@ -284,7 +284,7 @@ static void an_exec_is_pinned_before_its_decision(void) {
 	need_two_cpus();
 	pid = spawn();
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	CHECK(placements_get(w.pl, pid) == NULL);
@@ -308,7 +308,7 @@ static void threads_made_before_the_early_pin_get_it_too(void) {
 	need_two_cpus();
 	pid = spawn_with(4, NULL);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	CHECK(!every_thread_on(pid, "1"));
@@ -330,7 +330,7 @@ static void an_early_pin_the_rules_do_not_keep_goes_back(void) {
 	need_two_cpus();
 	pid = spawn_with(1, &renamed_fd);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	if (pid > 1)
@@ -357,7 +357,7 @@ static void a_hand_set_mask_is_not_pinned_early(void) {
 	CHECK_INT(cpulist_parse("0", &zero), 0);
 	CHECK_INT(sched_setaffinity(pid, sizeof(zero), &zero), 0);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, &pinned));
 	CHECK(!pinned);
 	CHECK_STR(mask_of(pid), "0");
 	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
@@ -376,7 +376,7 @@ static void a_stranger_is_not_looked_at_further(void) {
 	pid = spawn();
 	world_new(&w, RULE_POLICY_PIN);
 	w.rule.name = "ccxt-nobody";
-	CHECK(!ruler_exec(w.ruler, pid, &pinned));
+	CHECK(!ruler_exec(w.ruler, pid, NULL, &pinned));
 	CHECK(!pinned);
 	CHECK_STR(mask_of(pid), "0-1");
 	w.rule.name = NAME;

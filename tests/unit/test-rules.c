@@ -90,6 +90,50 @@ static void cmdline_glob_must_match_too(void) {
 	CHECK(match(rules, N(rules), "ffmpeg", NULL, "ffmpeg --preset slow") == NULL);
 }
 
+/* What an exec filter in the kernel may go by: plain names, cut as comm
+ * is, once each, with whether a rule that may name them reads the command
+ * line; any rule by exe or glob lets every comm through. */
+static void exec_names_are_the_plain_names(void) {
+	struct rule plain[] = {
+		{ .name = "x265", .cmdline = "*--preset slow*" },
+		{ .name = "x265" },
+		{ .name = "ffmpeg", .parent = "obs" },
+		{ .name = "x265-encoder-main" },
+	};
+	struct rule any[] = {
+		{ .name = "python3", .exe = "/usr/bin/python3*", .cmdline = "*train.py*" },
+		{ .name = "gcc" },
+		{ .name = "cc1*" },
+	};
+	struct rules_name *names;
+	size_t n;
+	bool every;
+
+	CHECK_INT(rules_exec_names(plain, N(plain), &names, &n, &every), 0);
+	CHECK(!every);
+	CHECK_INT(n, 3);
+	CHECK_STR(names[0].comm, "x265");
+	CHECK(names[0].needs_cmdline);
+	CHECK_STR(names[1].comm, "ffmpeg");
+	CHECK(!names[1].needs_cmdline);
+	CHECK_STR(names[2].comm, "x265-encoder-ma");
+	CHECK(!names[2].needs_cmdline);
+	free(names);
+
+	/* A rule by exe may name gcc too, and reads the command line. */
+	CHECK_INT(rules_exec_names(any, N(any), &names, &n, &every), 0);
+	CHECK(every);
+	CHECK_INT(n, 1);
+	CHECK_STR(names[0].comm, "gcc");
+	CHECK(names[0].needs_cmdline);
+	free(names);
+
+	CHECK_INT(rules_exec_names(NULL, 0, &names, &n, &every), 0);
+	CHECK(!every);
+	CHECK_INT(n, 0);
+	free(names);
+}
+
 static void exe_and_cmdline_both_must_match(void) {
 	struct rule rules[] = {
 		{ .name = "r", .exe = "/usr/bin/python3*", .cmdline = "python3 */train.py*" },
@@ -534,5 +578,6 @@ TEST_MAIN(
 	T(keys_combine_and_the_first_rule_wins),
 	T(asks_for_what_an_earlier_rule_lacks_first),
 	T(explains_what_matched),
-	T(rule_done_frees_and_clears)
+	T(rule_done_frees_and_clears),
+	T(exec_names_are_the_plain_names)
 )

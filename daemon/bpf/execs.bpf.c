@@ -1,0 +1,138 @@
+/* Exec events filtered in the kernel (daemon/execs.c loads them): a record
+ * reaches ccxd only for an exec that can concern it, so the execs of all
+ * other programs cost it nothing, not even a wake-up.
+ *
+ *   rename   the raw tracepoint task_rename, as the exec gives the task its
+ *            new comm (begin_new_exec()): before the new program is mapped,
+ *            and before the proc connector's event. Reported when a rule
+ *            names that comm and needs nothing the exec has yet to set up
+ *            (the command line is written later).
+ *   end      the raw tracepoint sched_process_exec, when the exec is done,
+ *            where the proc connector sends its event. Reported for the
+ *            other names the rules name, for every exec when some rule may
+ *            name any comm, and for the processes in ccxd's table.
+ *
+ * Only the fields read are declared here; CO-RE relocates them to the
+ * running kernel's layout (its BTF). */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+#include "../execs-records.h"
+
+struct task_struct {
+	int pid;
+	int tgid;
+	unsigned in_execve : 1;
+	__u64 start_time;
+} __attribute__((preserve_access_index));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EXECS_NAMES_MAX);
+	__type(key, struct execs_name);
+	__type(value, __u8);
+} names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EXECS_KNOWN_MAX);
+	__type(key, __u32);
+	__type(value, __u8);
+} known SEC(".maps");
+
+/* The execs reported at their rename, so as not to report them again at
+ * their end (by the task's start time: a pid reused after an exec that
+ * failed past its point of no return is another task). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} renamed SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct execs_settings);
+} settings SEC(".maps");
+
+/* Records that found the ring full: ccxd rescans /proc when this grows. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} dropped SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} records SEC(".maps");
+
+static void report(__u32 tgid, __u32 kind, const struct execs_name *name) {
+	struct execs_record *rec = bpf_ringbuf_reserve(&records, sizeof(*rec), 0);
+	__u32 zero = 0;
+
+	if (!rec) {
+		__u64 *n = bpf_map_lookup_elem(&dropped, &zero);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		return;
+	}
+	rec->at_ns = bpf_ktime_get_ns();
+	rec->tgid = tgid;
+	rec->kind = kind;
+	__builtin_memcpy(rec->comm, name->comm, sizeof(rec->comm));
+	bpf_ringbuf_submit(rec, 0);
+}
+
+/* task_rename(task, comm): comm is the new name, not yet cut to 15 bytes.
+ * Renames other than an exec's (prctl(PR_SET_NAME), /proc/PID/comm) come
+ * through the proc connector. */
+SEC("raw_tp/task_rename")
+int on_rename(struct bpf_raw_tracepoint_args *ctx) {
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	struct execs_name name = {};
+	__u64 id = bpf_get_current_pid_tgid(), start;
+	__u8 *when;
+
+	if (!bpf_core_field_exists(task->in_execve) || (void *)task != (void *)bpf_get_current_task() ||
+	    !BPF_CORE_READ_BITFIELD_PROBED(task, in_execve) || (__u32)id != (__u32)(id >> 32))
+		return 0;
+	bpf_probe_read_kernel_str(name.comm, EXECS_COMM_LEN, (const char *)ctx->args[1]);
+	when = bpf_map_lookup_elem(&names, &name);
+	if (!when || *when != EXECS_AT_RENAME)
+		return 0;
+	start = BPF_CORE_READ(task, start_time);
+	bpf_map_update_elem(&renamed, &(__u32){ (__u32)id }, &start, BPF_ANY);
+	report((__u32)id, EXECS_REC_RENAME, &name);
+	return 0;
+}
+
+/* sched_process_exec(task, old_pid, bprm): the exec is done; task is the
+ * current one, and the leader of its thread group. */
+SEC("raw_tp/sched_process_exec")
+int on_exec_end(struct bpf_raw_tracepoint_args *ctx) {
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	struct execs_name name = {};
+	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), zero = 0;
+	struct execs_settings *s = bpf_map_lookup_elem(&settings, &zero);
+	__u64 *start = bpf_map_lookup_elem(&renamed, &tgid);
+
+	if (start) {
+		int same = *start == BPF_CORE_READ(task, start_time);
+
+		bpf_map_delete_elem(&renamed, &tgid);
+		if (same)
+			return 0;
+	}
+	bpf_get_current_comm(name.comm, EXECS_COMM_LEN);
+	if ((s && s->every) || bpf_map_lookup_elem(&known, &tgid) || bpf_map_lookup_elem(&names, &name))
+		report(tgid, EXECS_REC_END, &name);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,257 @@
+#include "execs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpflog.h"
+#include "execs-records.h"
+#include "log.h"
+
+/* The compiled BPF object, built into ccxd. */
+__asm__(".section .rodata\n"
+	".balign 8\n"
+	"execs_object:\n"
+	".incbin \"" EXECS_OBJECT "\"\n"
+	"execs_object_end:\n"
+	".previous\n");
+extern const char execs_object[], execs_object_end[];
+
+#define VERIFIER_LOG_SIZE (64 * 1024)
+
+static const char *const program_names[] = { "on_rename", "on_exec_end" };
+#define N_PROGRAMS (sizeof(program_names) / sizeof(program_names[0]))
+
+struct execs {
+	struct bpf_object *obj;
+	struct bpf_link *link[N_PROGRAMS];
+	struct ring_buffer *ring;
+	sd_event_source *io;
+	int names, known, settings, dropped;   /* the maps' fds */
+	struct rules_name *set;    /* the names in the map, for the next execs_set_rules() */
+	size_t n_set;
+	bool every;
+	bool overflowed;           /* the map of processes could not hold one: every exec, always */
+	execs_handler handler;
+	void *userdata;
+	struct execs_stats stats;
+};
+
+static int on_record(void *ctx, void *data, size_t size) {
+	struct execs *x = ctx;
+	const struct execs_record *rec = data;
+	char comm[EXECS_COMM_LEN];
+
+	if (size < sizeof(*rec))
+		return 0;
+	if (rec->kind == EXECS_REC_RENAME)
+		x->stats.at_rename++;
+	else
+		x->stats.at_end++;
+	memcpy(comm, rec->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	x->handler(x->userdata, (pid_t)rec->tgid, comm, rec->at_ns);
+	return 0;
+}
+
+static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+	struct execs *x = userdata;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	if (ring_buffer__consume(x->ring) < 0)
+		log_warning_errno(-errno, "Failed to read exec records: %m");
+	return 0;
+}
+
+/* The task's pids in the records are the kernel's own: those of the initial
+ * PID namespace. */
+static bool in_initial_pid_namespace(void) {
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == 0xEFFFFFFCU /* PROC_PID_INIT_INO */;
+}
+
+static int load(struct execs *x, char *log, char *why, size_t why_size) {
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = log, .kernel_log_size = VERIFIER_LOG_SIZE);
+	char said[160] = "";
+	int r;
+
+	x->obj = bpf_object__open_mem(execs_object, (size_t)(execs_object_end - execs_object), &opts);
+	if (!x->obj) {
+		r = -errno;
+		snprintf(why, why_size, "libbpf cannot open the exec programs (%s)", strerror(-r));
+		return r;
+	}
+	r = bpf_object__load(x->obj);
+	if (r < 0) {
+		bpflog_verifier_said(log, said, sizeof(said));
+		if (log[0])
+			log_debug("libbpf: the verifier's log:\n%s", log);
+		snprintf(why, why_size, "the kernel refused to load the exec programs (%s%s)", strerror(-r), said);
+		return r;
+	}
+	for (size_t i = 0; i < N_PROGRAMS; i++) {
+		x->link[i] = bpf_program__attach(bpf_object__find_program_by_name(x->obj, program_names[i]));
+		if (!x->link[i]) {
+			r = -errno;
+			snprintf(why, why_size, "the kernel refused to attach %s (%s)", program_names[i], strerror(-r));
+			return r;
+		}
+	}
+	x->names = bpf_object__find_map_fd_by_name(x->obj, "names");
+	x->known = bpf_object__find_map_fd_by_name(x->obj, "known");
+	x->settings = bpf_object__find_map_fd_by_name(x->obj, "settings");
+	x->dropped = bpf_object__find_map_fd_by_name(x->obj, "dropped");
+	x->ring = ring_buffer__new(bpf_object__find_map_fd_by_name(x->obj, "records"), on_record, x, NULL);
+	if (x->names < 0 || x->known < 0 || x->settings < 0 || x->dropped < 0 || !x->ring) {
+		snprintf(why, why_size, "the exec programs' maps are not there");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int execs_new(sd_event *e, execs_handler handler, void *userdata, struct execs **ret, char *why, size_t why_size) {
+	struct execs *x = calloc(1, sizeof(*x));
+	char *log = calloc(1, VERIFIER_LOG_SIZE);
+	int r;
+
+	*ret = NULL;
+	if (!x || !log) {
+		free(x);
+		free(log);
+		snprintf(why, why_size, "out of memory");
+		return -ENOMEM;
+	}
+	x->handler = handler;
+	x->userdata = userdata;
+	if (!in_initial_pid_namespace()) {
+		snprintf(why, why_size, "ccxd is not in the initial PID namespace, whose numbers the kernel reports");
+		r = -EOPNOTSUPP;
+	} else
+		r = load(x, log, why, why_size);
+	free(log);
+	if (r == 0) {
+		r = sd_event_add_io(e, &x->io, ring_buffer__epoll_fd(x->ring), EPOLLIN, on_readable, x);
+		if (r < 0)
+			snprintf(why, why_size, "cannot watch the exec records (%s)", strerror(-r));
+	}
+	/* A pin decided late is a pin that missed the program's first
+	 * milliseconds: before anything else. */
+	if (r == 0)
+		r = sd_event_source_set_priority(x->io, SD_EVENT_PRIORITY_IMPORTANT);
+	if (r < 0) {
+		execs_free(x);
+		return r;
+	}
+	*ret = x;
+	return 0;
+}
+
+void execs_free(struct execs *x) {
+	if (!x)
+		return;
+	sd_event_source_disable_unref(x->io);
+	ring_buffer__free(x->ring);
+	for (size_t i = 0; i < N_PROGRAMS; i++)
+		bpf_link__destroy(x->link[i]);
+	bpf_object__close(x->obj);
+	free(x->set);
+	free(x);
+}
+
+static void set_every(struct execs *x, bool every) {
+	struct execs_settings s = { .every = every };
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(x->settings, &zero, &s, BPF_ANY) < 0) {
+		/* Without it, a rule by exe or glob would miss its programs. */
+		log_error_errno(-errno, "Failed to ask the kernel for every exec: %m");
+		x->stats.full++;
+		return;
+	}
+	x->every = every;
+}
+
+static int put_name(struct execs *x, const struct rules_name *n) {
+	struct execs_name key = { .comm = "" };
+	__u8 when = n->needs_cmdline ? EXECS_AT_END : EXECS_AT_RENAME;
+
+	memcpy(key.comm, n->comm, strnlen(n->comm, sizeof(key.comm) - 1));
+	return bpf_map_update_elem(x->names, &key, &when, BPF_ANY) < 0 ? -errno : 0;
+}
+
+static void drop_name(struct execs *x, const struct rules_name *n) {
+	struct execs_name key = { .comm = "" };
+
+	memcpy(key.comm, n->comm, strnlen(n->comm, sizeof(key.comm) - 1));
+	bpf_map_delete_elem(x->names, &key);
+}
+
+void execs_set_rules(struct execs *x, const struct rule *rules, size_t n_rules) {
+	struct rules_name *names;
+	size_t n;
+	bool every;
+
+	if (rules_exec_names(rules, n_rules, &names, &n, &every) < 0) {
+		log_error("Out of memory for the rules' names: every exec is looked at");
+		set_every(x, true);
+		return;
+	}
+	/* Every exec while the names change, so that none is missed between. */
+	if (!x->every)
+		set_every(x, true);
+	for (size_t i = 0; i < x->n_set; i++)
+		drop_name(x, &x->set[i]);
+	for (size_t i = 0; i < n; i++) {
+		int r = put_name(x, &names[i]);
+		if (r < 0) {
+			log_warning_errno(r, "The kernel's map cannot hold the rules' name %s: every exec is looked at: %m",
+					  names[i].comm);
+			x->stats.full++;
+			every = true;
+		}
+	}
+	free(x->set);
+	x->set = names;
+	x->n_set = n;
+	set_every(x, every || x->overflowed);
+}
+
+void execs_track(struct execs *x, pid_t tgid, bool tracked) {
+	__u32 key = (__u32)tgid;
+	__u8 one = 1;
+
+	if (!tracked) {
+		bpf_map_delete_elem(x->known, &key);
+		return;
+	}
+	if (bpf_map_update_elem(x->known, &key, &one, BPF_ANY) < 0 && !x->overflowed) {
+		/* The map is full: the execs of a process it cannot hold would go
+		 * unseen. */
+		log_warning_errno(-errno, "The kernel's map of processes is full: every exec is looked at: %m");
+		x->stats.full++;
+		x->overflowed = true;
+		set_every(x, true);
+	}
+}
+
+uint64_t execs_dropped(struct execs *x) {
+	__u32 zero = 0;
+	__u64 n;
+
+	if (bpf_map_lookup_elem(x->dropped, &zero, &n) < 0 || n <= x->stats.dropped)
+		return 0;
+	n -= x->stats.dropped;
+	x->stats.dropped += n;
+	return n;
+}
+
+struct execs_stats execs_stats(const struct execs *x) {
+	return x->stats;
+}

@@ -1,0 +1,48 @@
+/* Exec events from BPF programs that filter them in the kernel
+ * (daemon/bpf/execs.bpf.c): only the execs that can concern ccxd reach it,
+ * those of a program a rule names or of a process in its table, and those
+ * of a program whose rules need nothing more than its name come as the exec
+ * names the task, before the proc connector's event. Where the kernel
+ * refuses the programs, the proc connector's exec events stand in. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "rules.h"
+
+/* One exec: tgid now runs the program called comm; at_ns (CLOCK_MONOTONIC)
+ * is when the kernel reported it. */
+typedef void (*execs_handler)(void *userdata, pid_t tgid, const char *comm, uint64_t at_ns);
+
+struct execs_stats {
+	uint64_t at_rename;        /* execs reported as they named the task */
+	uint64_t at_end;           /* execs reported when done */
+	uint64_t full;             /* rules or table entries the kernel's maps could not hold */
+	uint64_t dropped;          /* records the kernel dropped, the ring being full */
+};
+
+struct execs;
+
+/* Loads and attaches the programs, reporting nothing until
+ * execs_set_rules(). Returns 0 and sets *ret; or -errno when the kernel
+ * refuses them (no BPF, no BTF, not the initial PID namespace), with why
+ * for people. */
+int execs_new(sd_event *e, execs_handler handler, void *userdata, struct execs **ret, char *why, size_t why_size);
+void execs_free(struct execs *x);
+
+/* The comms to report, from the rules (rules_exec_names()); replaces what
+ * was set. When the maps cannot hold them, every exec is reported. */
+void execs_set_rules(struct execs *x, const struct rule *rules, size_t n_rules);
+
+/* A process that entered (tracked) or left ccxd's table: its execs are
+ * reported whatever program it becomes. */
+void execs_track(struct execs *x, pid_t tgid, bool tracked);
+
+/* How many records the kernel dropped since the last call, ccxd having
+ * fallen behind (the processes they told of are found by a rescan). */
+uint64_t execs_dropped(struct execs *x);
+
+struct execs_stats execs_stats(const struct execs *x);
