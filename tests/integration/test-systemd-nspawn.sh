@@ -188,6 +188,8 @@ ccpus_are() { [ "$(ccpus "$1")" = "$2" ]; }
 check "a rule-matched program is pinned in the container" wait_for 5 ccpus_are "$pid_in_container" 1
 ns ccxctl --json status > "$WORK/status.json"
 check "by the /proc polling fallback" quietly jq -e '.watcher.source == "polling"' "$WORK/status.json"
+check "and no exec programs, whose pids would be the host's" \
+	quietly jq -e '.watcher.execs.source == "connector" and (.watcher.execs.note | test("initial PID namespace"))' "$WORK/status.json"
 check "the sandbox with the drop-in lets the sampler load its BPF task iterators" quietly jq -e '.sampling.source == "bpf"' "$WORK/status.json"
 check "ccxctl metrics says so too" sh -c "nsenter -t $LEADER -a ccxctl metrics </dev/null | grep -qx 'ccxd_processes{state=\"pinned\"} 1'"
 check "metrics_file is written under the sandbox" wait_for 3 sh -c "nsenter -t $LEADER -a cat /run/ccxd/ccxd.prom </dev/null | grep -qx 'ccxd_polling 1'"

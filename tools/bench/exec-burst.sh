@@ -1,14 +1,16 @@
 #!/bin/sh
-# How soon after the kernel's exec event ccxd pins a program that starts 8
-# computing threads at once, with ccxd at nice 0 and at nice -5 (its unit's
-# Nice=) in alternating rounds. Prints a Markdown report.
+# How soon after the kernel reports the exec ccxd pins a program that starts
+# 8 computing threads at once, with ccxd at nice 0 and at nice -5 (its
+# unit's Nice=), its execs from the exec programs (exec_events = auto), and
+# at nice -5 from the proc connector (exec_events = connector), in
+# alternating rounds. Prints a Markdown report.
 #
 #   tools/bench/exec-burst.sh [ROUNDS] [EXECS]     (root; default 3 60)
 #
 # Each exec is a copy of ccxt-exec under a name a rule pins, run as
 # "threads": it makes 7 more threads that compute, at once; it is killed
 # 30 ms later. The figures are ccxd's own (status exec_pins: from the
-# kernel's exec event to the affinity set), medians over the rounds.
+# kernel's report of the exec to the affinity set), medians over the rounds.
 set -eu
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
@@ -28,20 +30,26 @@ stop_daemon() {
 }
 trap 'stop_daemon; rm -rf "$WORK"' EXIT INT TERM
 cp tools/helpers/ccxt-exec "$WORK/ccxt-burst"
-cat > "$WORK/ccxd.conf" <<CONF
+for events in auto connector; do
+	cat > "$WORK/ccxd-$events.conf" <<CONF
 [daemon]
 socket = $WORK/ccxd.sock
 topology = synthetic:pack:1 l3:2 core:1 pu:1
 calibrate = no
+exec_events = $events
 
 [program:ccxt-burst]
 ccx = 1
 CONF
+done
+# The runs: NICE/EXEC_EVENTS
+RUNS="0/auto -5/auto -5/connector"
 median() { sort -n | awk '{a[++n] = $1} END {print n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2}'; }
 
 for r in $(seq 1 "$ROUNDS"); do
-	for nice in 0 -5; do
-		nice -n "$nice" ./daemon/ccxd --config "$WORK/ccxd.conf" 2>>"$WORK/ccxd.log" &
+	for run in $RUNS; do
+		nice=${run%/*}
+		nice -n "$nice" ./daemon/ccxd --config "$WORK/ccxd-${run#*/}.conf" 2>>"$WORK/ccxd.log" &
 		DAEMON_PID=$!
 		i=0
 		until ./tools/ccxctl --socket "$WORK/ccxd.sock" version >/dev/null 2>&1; do
@@ -56,15 +64,15 @@ for r in $(seq 1 "$ROUNDS"); do
 			wait "$b" 2>/dev/null || true
 		done
 		./tools/ccxctl --socket "$WORK/ccxd.sock" --json status |
-			jq -r '.exec_pins | "\(.p50_usec) \(.p90_usec) \(.max_usec)"' > "$WORK/nice$nice.$r"
+			jq -r '.exec_pins | "\(.p50_usec) \(.p90_usec) \(.max_usec)"' > "$WORK/$(echo "$run" | tr / _).$r"
 		stop_daemon
 	done
 done
 
-col() { for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$2" "$WORK/nice$1.$r"; done | median; }
+col() { for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$2" "$WORK/$(echo "$1" | tr / _).$r"; done | median; }
 echo "Machine: $(nproc) CPUs, $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 echo "Command: tools/bench/exec-burst.sh $ROUNDS $N ($(date -u +%Y-%m-%d))"
 echo
-echo "| ccxd at | pinned after the event, p50 us | p90 us | max us |"
-echo "|---|---|---|---|"
-for nice in 0 -5; do echo "| nice $nice | $(col $nice 1) | $(col $nice 2) | $(col $nice 3) |"; done
+echo "| ccxd at | exec_events | pinned after the exec's report, p50 us | p90 us | max us |"
+echo "|---|---|---|---|---|"
+for run in $RUNS; do echo "| nice ${run%/*} | ${run#*/} | $(col $run 1) | $(col $run 2) | $(col $run 3) |"; done

@@ -6,8 +6,11 @@
 #   tools/bench/exec-pin.sh [ROUNDS] [EXECS] [STORM]     (root; default 3 200 2000)
 #
 # Four kinds of target: static or dynamic (ld.so runs first), and sleeping or
-# computing at once after the exec. Each round measures the floor, ccxd,
-# tuned and a bare pinner driven by perf on every kind (EXECS execs each),
+# computing at once after the exec. Each round measures the floor, ccxd (its
+# exec events from the exec programs where the kernel loads them:
+# exec_events = auto), ccxd-connector (exec_events = connector: every exec
+# from the proc connector), tuned and a bare pinner driven by perf on every
+# kind (EXECS execs each),
 # in an order that turns from round to round; the figures are the medians
 # over the rounds of each round's p50 and p90. ccxd runs at nice -5, as its systemd unit starts it (Nice=-5);
 # tuned as its own unit starts it, at nice 0.
@@ -57,8 +60,8 @@ cp "$EXEC" "$WORK/static/ccxt-bench"
 cp "$EXEC-dynamic" "$WORK/dynamic/ccxt-bench"
 cp "$EXEC" "$WORK/ccxt-other"
 HAVE_TUNED=$(command -v tuned >/dev/null && echo yes || echo no)
-ROLES="floor ccxd perf"
-[ "$HAVE_TUNED" = yes ] && ROLES="floor ccxd tuned perf"
+ROLES="floor ccxd ccxd-connector perf"
+[ "$HAVE_TUNED" = yes ] && ROLES="floor ccxd ccxd-connector tuned perf"
 
 # schedstat PID: on-CPU and runqueue-wait nanoseconds of every thread
 schedstat() { cat /proc/"$1"/task/*/schedstat | awk '{c += $1; w += $2} END {printf "%d %d", c, w}'; }
@@ -74,11 +77,13 @@ mode() { echo "${1#*-}"; }
 percentile() { sed 's/^timeout$/1000000/' | sort -n | awk -v p="$1" '{a[++n] = $1} END {print a[int(n * p) + 1]}'; }
 median() { sort -n | awk '{a[++n] = $1} END {print n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2}'; }
 
+# start_ccxd ROLE: ccxd (exec_events = auto) or ccxd-connector
 start_ccxd() {
 	cat > "$WORK/ccxd.conf" <<CONF
 [daemon]
 socket = $WORK/ccxd.sock
 topology = synthetic:pack:1 l3:2 core:1 pu:1
+exec_events = $([ "$1" = ccxd ] && echo auto || echo connector)
 
 [program:ccxt-bench]
 ccx = 1
@@ -123,20 +128,20 @@ measure() {
 		for k in $KINDS; do $EXEC events "$N" "$(program $k)" "$(mode $k)" > "$WORK/out/$1.$k.$2"; done
 		return
 	fi
-	[ "$1" = ccxd ] || "start_$1"
+	case $1 in ccxd*) ;; *) "start_$1" ;; esac
 	cpu=0 wait=0
 	for k in $KINDS; do
 		# ccxd afresh for each kind, so that its exec_pins are that kind's
-		[ "$1" != ccxd ] || start_ccxd
+		case $1 in ccxd*) start_ccxd "$1" ;; esac
 		set -- "$1" "$2" $(schedstat "$DAEMON_PID")
 		$EXEC latency "$N" "$(program $k)" 1 "$(mode $k)" > "$WORK/out/$1.$k.$2"
 		set -- "$1" "$2" "$3" "$4" $(schedstat "$DAEMON_PID")
 		cpu=$((cpu + $5 - $3)) wait=$((wait + $6 - $4))
-		if [ "$1" = ccxd ]; then
+		case $1 in ccxd*)
 			./tools/ccxctl --socket "$WORK/ccxd.sock" --json status |
-				jq -r '.exec_pins | "\(.p50_usec) \(.p90_usec)"' > "$WORK/out/pins.$k.$2"
+				jq -r '"\(.exec_pins.p50_usec) \(.exec_pins.p90_usec) \(.watcher.execs.source)"' > "$WORK/out/pins.$1.$k.$2"
 			[ "$k" = "${KINDS##* }" ] || stop_daemon
-		fi
+		esac
 		set -- "$1" "$2"
 	done
 	set -- "$1" "$2" $(schedstat "$DAEMON_PID")
@@ -161,21 +166,24 @@ cpu() { for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$2" "$WORK/out/$1.cpu.$r"; 
 echo "Machine: $(nproc) CPUs, $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 echo "Command: tools/bench/exec-pin.sh $ROUNDS $N $STORM ($(date -u +%Y-%m-%d)); ccxd $(./daemon/ccxd --version | cut -d' ' -f2)$([ "$HAVE_TUNED" = yes ] && echo ", tuned $(tuned --version 2>&1 | awk '{print $2}')")"
 echo
+echo "ccxd's exec events: $(cut -d' ' -f3 "$WORK"/out/pins.ccxd.* | sort -u | tr '\n' ' ')(exec_events = auto); ccxd-connector: exec_events = connector"
+echo
 echo "Latency in us, medians over $ROUNDS rounds of $N execs per kind and daemon:"
 echo
-echo "| target | floor p50 | floor p90 | ccxd p50 | ccxd p90 | ccxd's own p50 | ccxd's own p90 | tuned p50 | tuned p90 | perf p50 | perf p90 | ccxd/floor p50 | ccxd/tuned p50 | ccxd/tuned p90 | timeouts ccxd, tuned |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| target | floor p50 | floor p90 | ccxd p50 | ccxd p90 | ccxd's own p50 | ccxd's own p90 | ccxd-connector p50 | ccxd-connector p90 | tuned p50 | tuned p90 | perf p50 | perf p90 | ccxd/floor p50 | ccxd/tuned p50 | ccxd/tuned p90 | timeouts ccxd, tuned |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+# own ROLE KIND FIELD: the median over rounds of ccxd's own exec_pins figure
+own() { for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$3" "$WORK/out/pins.$1.$2.$r"; done | median; }
 for k in $KINDS; do
 	f50=$(stat floor $k 0.5); f90=$(stat floor $k 0.9)
 	c50=$(stat ccxd $k 0.5); c90=$(stat ccxd $k 0.9)
-	o50=$(for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f1 "$WORK/out/pins.$k.$r"; done | median)
-	o90=$(for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f2 "$WORK/out/pins.$k.$r"; done | median)
+	o50=$(own ccxd $k 1); o90=$(own ccxd $k 2)
 	if [ "$HAVE_TUNED" = yes ]; then
 		t50=$(stat tuned $k 0.5); t90=$(stat tuned $k 0.9); tt=$(timeouts tuned $k)
 	else
 		t50=-; t90=-; tt=-
 	fi
-	echo "| $k | $f50 | $f90 | $c50 | $c90 | $o50 | $o90 | $t50 | $t90 | $(stat perf $k 0.5) | $(stat perf $k 0.9) | $(ratio $c50 $f50) | $(ratio $c50 $t50) | $(ratio $c90 $t90) | $(timeouts ccxd $k), $tt |"
+	echo "| $k | $f50 | $f90 | $c50 | $c90 | $o50 | $o90 | $(stat ccxd-connector $k 0.5) | $(stat ccxd-connector $k 0.9) | $t50 | $t90 | $(stat perf $k 0.5) | $(stat perf $k 0.9) | $(ratio $c50 $f50) | $(ratio $c50 $t50) | $(ratio $c90 $t90) | $(timeouts ccxd $k), $tt |"
 done
 echo
 echo "Daemon time per exec in us, medians over rounds:"
