@@ -5,8 +5,9 @@
 #
 #   tools/bench/exec-pin.sh [ROUNDS] [EXECS] [STORM]     (root; default 3 200 2000)
 #
-# Four kinds of target: static or dynamic (ld.so runs first), and sleeping or
-# computing at once after the exec. Each round measures the floor, ccxd (its
+# Five kinds of target: static or dynamic (ld.so runs first), and sleeping or
+# computing at once after the exec (spin), and a dynamic one that makes 8
+# computing threads at once (threads: an encoder's shape). Each round measures the floor, ccxd (its
 # exec events from the exec programs where the kernel loads them:
 # exec_events = auto), ccxd-connector (exec_events = connector: every exec
 # from the proc connector), tuned and a bare pinner driven by perf on every
@@ -33,7 +34,7 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
 N=${2:-200}
 STORM=${3:-2000}
-KINDS="static-hold static-spin dynamic-hold dynamic-spin"
+KINDS="static-hold static-spin dynamic-hold dynamic-spin dynamic-threads"
 [ "$(id -u)" -eq 0 ] || { echo "exec-pin.sh needs root" >&2; exit 1; }
 make -s all >/dev/null
 for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
