@@ -228,8 +228,9 @@ static void on_tracked(void *userdata, pid_t pid, bool in) {
 static void start_execs(struct manager *m) {
 	int r;
 
-	if (m->config->exec_events == CONFIG_EXECS_CONNECTOR) {
-		snprintf(m->execs_note, sizeof(m->execs_note), "exec_events = connector");
+	if (m->config->exec_events == CONFIG_EXECS_CONNECTOR || m->config->bpf == SAMPLER_READ_PROC) {
+		snprintf(m->execs_note, sizeof(m->execs_note), "%s",
+			 m->config->exec_events == CONFIG_EXECS_CONNECTOR ? "exec_events = connector" : "bpf = no");
 		return;
 	}
 	r = execs_new(m->event, on_exec_record, m, &m->execs, m->execs_note, sizeof(m->execs_note));

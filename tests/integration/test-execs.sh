@@ -156,6 +156,16 @@ check "a reload with another exec_events says it waits for the next start" \
 	wait_for 2 grep -q 'exec_events changes from connector to auto at the next start' "$LOG"
 stop_ccxd
 
+# bpf = no loads no BPF program at all: the exec programs neither.
+conf auto "$(printf 'bpf = no\ntraffic = no')"
+start_ccxd
+check "exec_events = auto with bpf = no: the proc connector, and why" \
+	quietly jq -e '.source == "connector" and .note == "bpf = no"' <<EOF
+$(execs)
+EOF
+check "and no BPF program, map or link" [ "$(bpf_fds)" -eq 0 ]
+stop_ccxd
+
 # 4. The programs refused: without BPF's capabilities the kernel loads none,
 #    and the proc connector stands in.
 if setpriv --bounding-set -bpf,-perfmon,-sys_admin true 2>/dev/null; then
