@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1020,4 +1021,12 @@ int procfs_read_llc_balancing(const char *root) {
 	if (len < 0)
 		return -ENOENT;
 	return procfs_parse_sched_cache_feature(buf);
+}
+
+long long procfs_pid_namespace(void) {
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) < 0)
+		return -errno;
+	return st.st_ino == 0xEFFFFFFCU /* PROC_PID_INIT_INO */ ? 0 : (long long)st.st_ino;
 }

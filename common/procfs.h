@@ -232,5 +232,9 @@ int procfs_read_llc_balancing(const char *root);
  * NO_SCHED_CACHE, -ENOENT when neither. */
 int procfs_parse_sched_cache_feature(const char *buf);
 
+/* The inode of this process's PID namespace, 0 for the initial one (whose
+ * numbers are the kernel's own), or -errno. */
+long long procfs_pid_namespace(void);
+
 /* Reads a whole small file into buf (NUL-terminated). Returns its length or -errno. */
 ssize_t procfs_read_file(const char *path, char *buf, size_t size);

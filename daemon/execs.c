@@ -4,13 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpflog.h"
 #include "execs-records.h"
 #include "log.h"
+#include "procfs.h"
 
 /* The compiled BPF object, built into ccxd. */
 __asm__(".section .rodata\n"
@@ -69,14 +69,6 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
 	return 0;
 }
 
-/* The task's pids in the records are the kernel's own: those of the initial
- * PID namespace. */
-static bool in_initial_pid_namespace(void) {
-	struct stat st;
-
-	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == 0xEFFFFFFCU /* PROC_PID_INIT_INO */;
-}
-
 static int load(struct execs *x, char *log, char *why, size_t why_size) {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = log, .kernel_log_size = VERIFIER_LOG_SIZE);
 	char said[160] = "";
@@ -130,7 +122,8 @@ int execs_new(sd_event *e, execs_handler handler, void *userdata, struct execs *
 	}
 	x->handler = handler;
 	x->userdata = userdata;
-	if (!in_initial_pid_namespace()) {
+	/* The task's pids in the records are the kernel's own. */
+	if (procfs_pid_namespace() != 0) {
 		snprintf(why, why_size, "ccxd is not in the initial PID namespace, whose numbers the kernel reports");
 		r = -EOPNOTSUPP;
 	} else

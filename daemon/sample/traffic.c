@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -16,6 +15,7 @@
 
 #include "bpflog.h"
 #include "log.h"
+#include "procfs.h"
 #include "traffic-records.h"
 
 /* The compiled BPF object, built into ccxd. */
@@ -113,13 +113,12 @@ static void refused(struct traffic *t, enum part part, const char *what, int r) 
 }
 
 /* The pid namespace whose numbers the counts carry: ccxd's. 0 for the
- * initial one (the kernel's own numbers, faster to get). */
+ * initial one (the kernel's own numbers, faster to get), and where it
+ * cannot be told. */
 static __u32 pidns_inum(void) {
-	struct stat st;
+	long long ino = procfs_pid_namespace();
 
-	if (stat("/proc/self/ns/pid", &st) < 0 || st.st_ino == 0xEFFFFFFCU /* PROC_PID_INIT_INO */)
-		return 0;
-	return (__u32)st.st_ino;
+	return ino > 0 ? (__u32)ino : 0;
 }
 
 static void unload(struct traffic *t) {
