@@ -22,57 +22,6 @@
  * taking all memory before it is rejected. */
 #define CONFIG_MAX_SIZE (16u << 20)
 
-#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
-
-static const char *const mode_names[] = {
-	[CONFIG_MODE_ENFORCE] = "enforce",
-	[CONFIG_MODE_DRY_RUN] = "dry-run",
-	[CONFIG_MODE_OFF] = "off",
-};
-
-const char *config_mode_to_string(enum config_mode m) {
-	return (unsigned)m < ELEMENTSOF(mode_names) ? mode_names[m] : NULL;
-}
-
-/* The bpf key's values, by the reading they allow at best. */
-static const char *const bpf_names[] = {
-	[SAMPLER_READ_BATCH] = "auto",
-	[SAMPLER_READ_EACH] = "per-process",
-	[SAMPLER_READ_PROC] = "no",
-};
-
-const char *config_bpf_to_string(enum sampler_reading r) {
-	return (unsigned)r < ELEMENTSOF(bpf_names) ? bpf_names[r] : NULL;
-}
-
-static const char *const traffic_names[] = {
-	[SAMPLER_COUNT_AUTO] = "auto",
-	[SAMPLER_COUNT_SYSCALLS] = "syscalls",
-	[SAMPLER_COUNT_NO] = "no",
-};
-
-const char *config_traffic_to_string(enum sampler_counting c) {
-	return (unsigned)c < ELEMENTSOF(traffic_names) ? traffic_names[c] : NULL;
-}
-
-static const char *const execs_names[] = {
-	[CONFIG_EXECS_AUTO] = "auto",
-	[CONFIG_EXECS_CONNECTOR] = "connector",
-};
-
-const char *config_execs_to_string(enum config_execs e) {
-	return (unsigned)e < ELEMENTSOF(execs_names) ? execs_names[e] : NULL;
-}
-
-static const char *const x3d_names[] = {
-	[CONFIG_X3D_KEEP] = "keep",
-	[CONFIG_X3D_CACHE] = "cache",
-	[CONFIG_X3D_FREQUENCY] = "frequency",
-};
-
-const char *config_x3d_to_string(enum config_x3d x) {
-	return (unsigned)x < ELEMENTSOF(x3d_names) ? x3d_names[x] : NULL;
-}
 
 /* ---- the parser ---- */
 
