@@ -183,13 +183,17 @@ int procfs_parse_stat(const char *buf, pid_t pid, struct procfs_stat *ret) {
 }
 
 int procfs_parse_schedstat(const char *buf, struct procfs_schedstat *ret) {
-	unsigned long long run, wait;
-	int end = 0;
+	unsigned long long run, wait, runs = 0;
+	int end = 0, runs_end = 0;
 
 	if (sscanf(buf, "%llu %llu%n", &run, &wait, &end) != 2 || (buf[end] != ' ' && buf[end] != '\n'))
 		return -EINVAL;
+	if (buf[end] == ' ' && (sscanf(buf + end, " %llu%n", &runs, &runs_end) != 1 ||
+				(buf[end + runs_end] != ' ' && buf[end + runs_end] != '\n')))
+		return -EINVAL;
 	ret->run_ns = run;
 	ret->wait_ns = wait;
+	ret->runs = runs;
 	return 0;
 }
 

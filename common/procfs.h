@@ -44,13 +44,16 @@ int procfs_pread_stat(int fd, pid_t pid, struct procfs_stat *ret);
 /* The text of a stat file. -EINVAL when it does not parse. */
 int procfs_parse_stat(const char *buf, pid_t pid, struct procfs_stat *ret);
 
-/* /proc/PID/task/TID/schedstat: how long one thread ran and how long it
- * waited, runnable, for a CPU; both in nanoseconds since it started. */
+/* /proc/PID/task/TID/schedstat (or /proc/PID/schedstat, the main
+ * thread's): how long one thread ran and how long it waited, runnable, for
+ * a CPU, both in nanoseconds since it started; and how many times it was
+ * put on a CPU, which every wake-up does. */
 struct procfs_schedstat {
 	uint64_t run_ns, wait_ns;
+	uint64_t runs;             /* 0 where the kernel writes two figures only */
 };
 
-/* The text of a schedstat file: 0, or -EINVAL without both figures. */
+/* The text of a schedstat file: 0, or -EINVAL without the first two figures. */
 int procfs_parse_schedstat(const char *buf, struct procfs_schedstat *ret);
 /* Through an open /proc/PID/task/TID/schedstat (procfs_open(); the file is
  * there with CONFIG_SCHED_INFO). -ESRCH once the thread is gone. */

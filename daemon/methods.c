@@ -82,6 +82,7 @@ static json_object *channel_json(const struct sampler_channel *c, const struct s
 			       c->kind != CHANNEL_THREADS ? json_object_new_double(c->messages_per_s) : NULL);
 	json_object_object_add(o, "both", json_object_new_boolean(c->both));
 	json_object_object_add(o, "exact", json_object_new_boolean(c->exact));
+	json_object_object_add(o, "shared", json_object_new_boolean(c->shared));
 	if (c->kind == CHANNEL_THREADS) {
 		long k = sampler_result_index(sample, c->from);
 		json_object_object_add(o, "busy_threads", json_object_new_int(k >= 0 ? (int)sample->procs[k].busy_threads : 0));

@@ -216,14 +216,16 @@ static const char *messages(json_object *c) {
 }
 
 /* A channel's arrow: writer > reader, or <> where both directions carried
- * something; - between the two ends of a socket whose directions are not
- * known (estimated). */
+ * something; - between the two ends of a socket, or of pipes both hold
+ * whole, whose directions are not known (estimated). */
 static const char *arrow(json_object *c) {
-	json_object *both, *exact;
+	json_object *both, *exact, *shared;
 	const char *kind = str(c, "kind");
 
 	if (json_object_object_get_ex(c, "both", &both) && json_object_get_boolean(both))
 		return "<>";
+	if (json_object_object_get_ex(c, "shared", &shared) && json_object_get_boolean(shared))
+		return "-";
 	if (kind && strcmp(kind, "pipe") != 0 && !(json_object_object_get_ex(c, "exact", &exact) &&
 						  json_object_get_boolean(exact)))
 		return "-";

@@ -74,35 +74,100 @@ struct sampler_channel *channels_add(struct sampler_result *r, size_t *allocated
 	return &c[r->n_channels++];
 }
 
+/* A pipe that two active processes alone hold, each with both ends. */
+struct held_whole {
+	size_t a, b;               /* procs[], a < b */
+	uint64_t inode;
+};
+
+static int compare_held_whole(const void *x, const void *y) {
+	const struct held_whole *p = x, *q = y;
+
+	if (p->a != q->a)
+		return (p->a > q->a) - (p->a < q->a);
+	if (p->b != q->b)
+		return (p->b > q->b) - (p->b < q->b);
+	return (p->inode > q->inode) - (p->inode < q->inode);
+}
+
+/* Two processes that hold both ends of the same two pipes or more talk
+ * both ways through them (perf bench sched pipe, a parent and the child it
+ * answers): one channel between them, whose direction /proc cannot tell
+ * (shared). One such pipe alone is no conversation: a make jobserver's
+ * pipe, a self-pipe a server's workers inherited. Whether they use them is
+ * for channels_share_bytes() to tell, from both ends' wake-ups. */
+static int pipes_held_whole(struct held_whole *held, size_t n, struct sampler_result *res, size_t *allocated) {
+	if (n > 1)
+		qsort(held, n, sizeof(*held), compare_held_whole);
+	for (size_t i = 0; i < n;) {
+		size_t end = i;
+		struct sampler_channel *c;
+
+		while (end < n && held[end].a == held[i].a && held[end].b == held[i].b)
+			end++;
+		if (end - i >= 2) {
+			c = channels_add(res, allocated);
+			if (!c)
+				return -ENOMEM;
+			*c = (struct sampler_channel){ .kind = CHANNEL_PIPE, .from = res->procs[held[i].a].pid,
+						       .to = res->procs[held[i].b].pid, .inode = held[i].inode,
+						       .shared = true };
+		}
+		i = end;
+	}
+	return 0;
+}
+
 /* A pipe connects each process that writes it to each that reads it. A
  * process holding both ends (the one that made it and has not closed one
  * yet) is neither: that is how a parent and its child holding the same pipe
- * never make a pair of their own. */
+ * never make a pair of their own, unless they hold two that way
+ * (pipes_held_whole()). */
 int channels_pipes(const struct endpoint *eps, size_t n, struct sampler_result *res, size_t *allocated) {
-	for (size_t i = 0; i < n;) {
+	struct held_whole *held = NULL;
+	size_t n_held = 0, allocated_held = 0;
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < n;) {
 		size_t end = i;
 
 		while (end < n && eps[end].kind == eps[i].kind && eps[end].inode == eps[i].inode)
 			end++;
+		if (eps[i].kind == PROCFS_FD_PIPE && end - i == 2 && eps[i].readable && eps[i].writable &&
+		    eps[i + 1].readable && eps[i + 1].writable) {
+			struct held_whole *grown = util_grow(held, &allocated_held, n_held + 1, sizeof(*grown));
+			if (!grown) {
+				r = -ENOMEM;
+				break;
+			}
+			held = grown;
+			/* Merged eps are by process within an inode: a < b. */
+			held[n_held++] = (struct held_whole){ .a = eps[i].proc, .b = eps[i + 1].proc, .inode = eps[i].inode };
+		}
 		for (size_t w = i; eps[i].kind == PROCFS_FD_PIPE && w < end; w++) {
 			if (!eps[w].writable || eps[w].readable)
 				continue;
-			for (size_t r = i; r < end; r++) {
+			for (size_t rd = i; rd < end; rd++) {
 				struct sampler_channel *c;
-				if (!eps[r].readable || eps[r].writable || eps[r].proc == eps[w].proc)
+				if (!eps[rd].readable || eps[rd].writable || eps[rd].proc == eps[w].proc)
 					continue;
 				c = channels_add(res, allocated);
-				if (!c)
-					return -ENOMEM;
+				if (!c) {
+					r = -ENOMEM;
+					break;
+				}
 				c->kind = CHANNEL_PIPE;
 				c->from = res->procs[eps[w].proc].pid;
-				c->to = res->procs[eps[r].proc].pid;
+				c->to = res->procs[eps[rd].proc].pid;
 				c->inode = eps[i].inode;
 			}
 		}
 		i = end;
 	}
-	return 0;
+	if (r >= 0)
+		r = pipes_held_whole(held, n_held, res, allocated);
+	free(held);
+	return r;
 }
 
 /* A process with busy threads is a channel of its own. What its threads
@@ -144,12 +209,15 @@ struct share {
  * counted. Not the lesser: one end may move its bytes with splice(2) or
  * sendfile(2), which the counters do not see (pv reads its pipe that way).
  * The middle stage of a pipeline writes one pipe and reads another: each
- * gets all of its writes, or all of its reads. But a pipe carries nothing unless both ends show they used it (bytes, or
- * wake-ups for one that splices): a process writing to a file or to
+ * gets all of its writes, or all of its reads. But a pipe carries nothing
+ * unless both ends show they used it (bytes, or wake-ups for one that
+ * splices): a process writing to a file or to
  * /dev/null with a pipe to a sleeping process on stderr does not stream
- * into it. Messages are the fewer of the two ends' wake-ups, shared out
- * the same way: a wake-up may have another cause, a message may not wake
- * anyone; an estimate, as the bytes are. */
+ * into it. Pipes that two processes hold whole (shared) carry both ways,
+ * as a socket does, and are in use only when both ends wake: their bytes
+ * alone may be a file's. Messages are the fewer of the two ends' wake-ups,
+ * shared out the same way: a wake-up may have another cause, a message may
+ * not wake anyone; an estimate, as the bytes are. */
 /* Wake-ups a second that show an end of a pipe in use when no bytes do: a
  * program that splices wakes far more often; one that just started may
  * sleep a few times on its first page faults, which is no use of a pipe. */
@@ -162,16 +230,16 @@ void channels_share_bytes(struct sampler_result *res) {
 		return;
 	for (size_t i = 0; i < res->n_channels; i++) {
 		long a = sampler_result_index(res, res->channels[i].from), b = sampler_result_index(res, res->channels[i].to);
-		bool sock = res->channels[i].kind != CHANNEL_PIPE;
+		bool two_way = res->channels[i].kind != CHANNEL_PIPE || res->channels[i].shared;
 		if (res->channels[i].kind == CHANNEL_THREADS || res->channels[i].exact)
 			continue;   /* a process's own, or counted: its rate is known */
 		if (a >= 0) {
 			share[a].out++;
-			share[a].in += sock;
+			share[a].in += two_way;
 		}
 		if (b >= 0) {
 			share[b].in++;
-			share[b].out += sock;
+			share[b].out += two_way;
 		}
 	}
 	for (size_t i = 0; i < res->n_channels; i++) {
@@ -179,6 +247,7 @@ void channels_share_bytes(struct sampler_result *res) {
 		long a = sampler_result_index(res, c->from), b = sampler_result_index(res, c->to);
 		const struct sampler_process *pa, *pb;
 		double a_out, a_in = 0, b_out = 0, b_in, a_wakes, b_wakes;
+		bool two_way = c->kind == CHANNEL_UNIX || c->shared, used;
 
 		if (c->kind == CHANNEL_THREADS || c->exact || a < 0 || b < 0)
 			continue;
@@ -191,17 +260,21 @@ void channels_share_bytes(struct sampler_result *res) {
 			continue;   /* its bytes are the socket's own (peers.h) */
 		a_out = uncounted(pa->write_bps, pa->counted_write_bps) / share[a].out;
 		b_in = uncounted(pb->read_bps, pb->counted_read_bps) / share[b].in;
-		if (c->kind == CHANNEL_UNIX) {
+		if (two_way) {
 			a_in = uncounted(pa->read_bps, pa->counted_read_bps) / share[a].in;
 			b_out = uncounted(pb->write_bps, pb->counted_write_bps) / share[b].out;
 		}
-		if (c->kind == CHANNEL_PIPE && !((a_out > 0 || a_wakes >= CHANNELS_USE_WAKEUPS) &&
-						 (b_in > 0 || b_wakes >= CHANNELS_USE_WAKEUPS))) {
+		if (c->shared)
+			used = a_wakes >= CHANNELS_USE_WAKEUPS && b_wakes >= CHANNELS_USE_WAKEUPS;
+		else
+			used = c->kind != CHANNEL_PIPE || ((a_out > 0 || a_wakes >= CHANNELS_USE_WAKEUPS) &&
+							   (b_in > 0 || b_wakes >= CHANNELS_USE_WAKEUPS));
+		if (!used) {
 			c->bytes_per_s = c->messages_per_s = 0;
 			continue;
 		}
 		c->bytes_per_s = a_out > b_in ? a_out : b_in;
-		if (c->kind == CHANNEL_UNIX)
+		if (two_way)
 			c->bytes_per_s += b_out > a_in ? b_out : a_in;
 	}
 	free(share);

@@ -150,6 +150,7 @@ static void let_go_threads(struct reader *rd, struct seen *seen) {
 void reader_close(struct reader *rd, struct seen *seen, size_t n) {
 	for (size_t i = 0; i < n; i++) {
 		let_go(rd, &seen[i].stat_fd);
+		let_go(rd, &seen[i].schedstat_fd);
 		let_go(rd, &seen[i].io_fd);
 		let_go(rd, &seen[i].fd_dir);
 		let_go(rd, &seen[i].task_dir);
@@ -168,6 +169,19 @@ int reader_read_stat(struct reader *rd, pid_t pid, int *fd, struct procfs_stat *
 		r = keep(rd, fd, pid, 0, "stat");
 		if (r >= 0)
 			r = procfs_pread_stat(r, pid, st);
+	}
+	settle(rd, fd, r);
+	return r;
+}
+
+int reader_read_schedstat(struct reader *rd, pid_t pid, int *fd, struct procfs_schedstat *ss) {
+	int r = *fd >= 0 ? procfs_pread_schedstat(*fd, ss) : -ESRCH;
+
+	if (r < 0) {
+		let_go(rd, fd);
+		r = keep(rd, fd, pid, 0, "schedstat");
+		if (r >= 0)
+			r = procfs_pread_schedstat(r, ss);
 	}
 	settle(rd, fd, r);
 	return r;

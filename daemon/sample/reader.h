@@ -29,10 +29,13 @@ struct seen {
 	uint64_t ticks;            /* utime + stime */
 	uint64_t ticks_usec;       /* when they were read: several samples ago for the long idle */
 	uint64_t run_ns;           /* its CPU time to the nanosecond, when read in the batch; else 0 */
-	uint64_t busy_cycle;       /* the sample that last saw its CPU time grow (or first saw it) */
+	struct procfs_schedstat main;  /* its main thread's, when its stat was read from /proc */
+	bool have_main;
+	uint64_t busy_cycle;       /* the sample that last saw it run (or first saw it) */
 	bool kthread;              /* a kernel thread: never placed, looked at only for pid reuse */
-	bool active;               /* used CPU in that window */
+	bool active;               /* ran in that window (sampler.c's ran()) */
 	int stat_fd;               /* its /proc/PID/stat, kept open for every process; -1 if none */
+	int schedstat_fd;          /* its /proc/PID/schedstat, kept the same way */
 	int io_fd, fd_dir, task_dir;   /* kept open while it is active; -1 if not */
 	int threads_link, files_link;  /* its BPF iterators (taskiter), kept the same way */
 	uint64_t fds_retry_cycle;  /* its fds were not ours to read: the sample to try again */
@@ -68,6 +71,9 @@ void reader_close(struct reader *rd, struct seen *seen, size_t n);
  * through a new one when that fails: the process it was bound to is gone,
  * but the pid may be another's now. */
 int reader_read_stat(struct reader *rd, pid_t pid, int *fd, struct procfs_stat *st);
+/* The same for its main thread's schedstat: nanoseconds, where stat has
+ * clock ticks, and how often it ran. */
+int reader_read_schedstat(struct reader *rd, pid_t pid, int *fd, struct procfs_schedstat *ss);
 
 /* Reads the processes of e (n of them, by pid, each one of seen's, which
  * is by pid too) through the batch iterator, and the threads of those with

@@ -162,11 +162,67 @@ struct scan {
 	size_t n_eps, allocated_eps;
 };
 
-/* Used CPU since the previous sample. CPU time comes in clock ticks (10 ms):
- * a light stream, say 64 MiB/s through a pipe, costs its writer a tick or
- * two a second, so one quiet window does not end a process's activity. */
-static bool is_active(const struct sampler *s, const struct seen *before, uint64_t used) {
-	return s->have_baseline && (used > 0 || (before && before->active));
+/* What usage_of() takes for running: a process that was put on a CPU as often
+ * as a pipe in use wakes its ends (channels.c), or used a thousandth of a
+ * CPU. A daemon's timer that fires once a second is neither; a light
+ * stream, 64 MiB/s through a pipe at 0.3 % of a CPU, is both. */
+#define SAMPLER_RUNS_PER_S 20.0
+#define SAMPLER_RUN_SHARE 0.001
+
+static uint64_t grown(uint64_t now, uint64_t before) {
+	return now > before ? now - before : 0;
+}
+
+/* How long a process ran in the window since before (NULL: born since, all
+ * its time is the window's), to the nanosecond, and how many times it was
+ * put on a CPU (0: unknown): all its threads' from the batch (*whole), else
+ * its main thread's from schedstat. False where neither was read at both
+ * ends of the window. */
+static bool ran_ns(const struct seen *before, const struct seen *now, uint64_t *ns, uint64_t *runs, bool *whole) {
+	*whole = now->run_ns && (!before || before->run_ns);
+	if (*whole) {
+		*ns = grown(now->run_ns, before ? before->run_ns : 0);
+		*runs = 0;
+		return true;
+	}
+	if (!now->have_main || (before && !before->have_main))
+		return false;
+	*ns = grown(now->main.run_ns, before ? before->main.run_ns : 0);
+	*runs = grown(now->main.runs, before ? before->main.runs : 0);
+	return true;
+}
+
+/* What a process did in the window: whether it ran, and its CPU time in
+ * CPUs. CPU time in stat comes in clock ticks of 10 ms, and on kernels that
+ * account by the tick it moves only when a tick finds the process running:
+ * the light stream above goes several seconds without one. Nanoseconds
+ * decide where they are read; the ticks still count for the threads that
+ * the main thread's schedstat does not cover. */
+struct usage {
+	bool ran;
+	double cpu;
+};
+
+static struct usage usage_of(const struct seen *before, const struct seen *now, unsigned threads, uint64_t ticks,
+			     long ticks_per_s, double window_s) {
+	struct usage u = { .ran = ticks > 0, .cpu = (double)ticks / (double)ticks_per_s / window_s };
+	uint64_t ns, runs;
+	double ns_cpu;
+	bool whole;
+
+	if (!ran_ns(before, now, &ns, &runs, &whole))
+		return u;
+	ns_cpu = (double)ns / 1e9 / window_s;
+	u.ran = u.ran || (double)runs >= SAMPLER_RUNS_PER_S * window_s || ns_cpu >= SAMPLER_RUN_SHARE;
+	if (whole || threads == 1 || ns_cpu > u.cpu)
+		u.cpu = ns_cpu;
+	return u;
+}
+
+/* Ran in this window or the one before: one quiet window does not end a
+ * process's activity. */
+static bool is_active(const struct sampler *s, const struct seen *before, bool now_ran) {
+	return s->have_baseline && (now_ran || (before && before->active));
 }
 
 /* The clock ticks used since before; all of them for one born since. The
@@ -203,7 +259,7 @@ static int carry_over(struct scan *sc, struct seen *before) {
 	sc->seen = grown;
 	sc->seen[sc->n_seen++] = *before;
 	/* They are the new entry's now. */
-	before->stat_fd = before->io_fd = before->fd_dir = before->task_dir = -1;
+	before->stat_fd = before->schedstat_fd = before->io_fd = before->fd_dir = before->task_dir = -1;
 	before->threads_link = before->files_link = -1;
 	before->threads = NULL;
 	before->n_threads = 0;
@@ -341,7 +397,8 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		struct seen now, *before = NULL;
 		uint64_t used;
 		double window_s;
-		int fd = -1;
+		struct usage u;
+		int fd = -1, schedstat_fd = -1;
 
 		if (pids[i] == s->self)
 			continue;
@@ -364,11 +421,18 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			stat_of(s, e, &st);
 		else if (reader_read_stat(s->reader, pids[i], &fd, &st) < 0)
 			continue;
+		if (known) {
+			schedstat_fd = s->seen[k].schedstat_fd;
+			s->seen[k].schedstat_fd = -1;   /* the same */
+		}
 		if (known && s->seen[k].start_time == st.start_time)
 			before = &s->seen[k];
 		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime,
-				     .run_ns = e ? e->run_ns : 0, .ticks_usec = now_usec, .stat_fd = fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1,
+				     .run_ns = e ? e->run_ns : 0, .ticks_usec = now_usec, .stat_fd = fd,
+				     .schedstat_fd = schedstat_fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1,
 				     .threads_link = -1, .files_link = -1 };
+		if (!e && !(st.flags & PROCFS_PF_KTHREAD))
+			now.have_main = reader_read_schedstat(s->reader, pids[i], &now.schedstat_fd, &now.main) >= 0;
 		if (st.flags & PROCFS_PF_KTHREAD) {
 			now.kthread = true;
 			r = carry_over(sc, &now);
@@ -380,15 +444,16 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		}
 		res->n_scanned++;
 		used = ticks_used(before, &now);
-		now.busy_cycle = used == 0 && before ? before->busy_cycle : s->cycle;
 		/* Over the time since they were read, which for a process that
 		 * slept long is several samples. */
 		window_s = before && now_usec > before->ticks_usec ? (double)(now_usec - before->ticks_usec) / 1e6
 								  : default_window_s;
+		u = usage_of(before, &now, st.threads, used, s->ticks_per_s, window_s);
+		now.busy_cycle = !u.ran && before ? before->busy_cycle : s->cycle;
 
 		if (before)
 			reader_carry_counters(&now, before);
-		if (is_active(s, before, used)) {
+		if (is_active(s, before, u.ran)) {
 			struct sampler_process *p = util_grow(res->procs, &sc->allocated_procs, res->n_procs + 1, sizeof(*p));
 			struct procfs_fd *fds;
 			size_t n_fds;
@@ -401,17 +466,8 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			res->procs = p;
 			p = &p[res->n_procs++];
 			memset(p, 0, sizeof(*p));
-			p->cpu = (double)used / (double)s->ticks_per_s / window_s;
-			now.active = used > 0;
-			/* To the nanosecond where both samples read it so: a light
-			 * stream does not use a tick each window. */
-			if (before && before->run_ns && now.run_ns) {
-				uint64_t used_ns = now.run_ns > before->run_ns ? now.run_ns - before->run_ns : 0;
-				p->cpu = (double)used_ns / 1e9 / window_s;
-				now.active = used_ns > 0;
-			}
-			if (now.active)
-				now.busy_cycle = s->cycle;
+			p->cpu = u.cpu;
+			now.active = u.ran;
 			p->pid = pids[i];
 			p->start_time = st.start_time;
 			memcpy(p->comm, st.comm, sizeof(p->comm));

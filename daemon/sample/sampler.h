@@ -62,6 +62,8 @@ struct sampler_channel {
 				    * from the ends' wake-ups */
 	bool both;                 /* exact, and both directions carried something */
 	bool exact;                /* counted by the kernel (traffic.h), not estimated */
+	bool shared;               /* estimated pipes that both processes hold whole, two or
+				    * more, which carry their talk both ways (channels.h) */
 };
 
 struct sampler_result {

@@ -43,6 +43,29 @@ check "its members show their CPU, wake-ups and context switches" wait_for 3 sh 
 	.switches_per_s >= .wakeups_per_s and all(.members[]; .cpu > 0 and .wakeups_per_s > 0)' >/dev/null"
 sig TERM "$yes_pid" "$pv_pid"
 
+# A light stream: at 4 MiB/s each end uses a few ms of CPU a second, less
+# than a clock tick on a fast machine, and wakes a hundred times or more,
+# on any machine. It is in its group, with its pipe, at every sample but
+# the first two (the baseline, then the first look at its ends), each
+# looked at once an interval: 14 of 16 looks at least.
+sh -c 'yes | pv -q -L 4m > /dev/null' &
+CHILDREN="$CHILDREN $!"
+sleep 0.2
+yes_pid=$(pgrep -n -x yes)
+pv_pid=$(pgrep -n -x pv)
+CHILDREN="$CHILDREN $yes_pid $pv_pid"
+piped() {
+	ctl --json status | jq -e --argjson a "$yes_pid" --argjson b "$pv_pid" \
+		'any(.groups[]?; (.pids | index($a)) and (.pids | index($b)) and any(.channels[]; .kind == "pipe"))' >/dev/null
+}
+looks=0
+for i in $(seq 16); do
+	sleep 0.7
+	piped && looks=$((looks + 1))
+done
+check "yes | pv -q -L 4m, at a few ms of CPU a second, is in its group at $looks of 16 looks (14 at least)" [ "$looks" -ge 14 ]
+sig TERM "$yes_pid" "$pv_pid"
+
 for kind in unix tcp; do
 	"$TALK" "$kind" 32 20 > "$WORK/$kind.pids" &
 	CHILDREN="$CHILDREN $!"

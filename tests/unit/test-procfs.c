@@ -410,12 +410,17 @@ static pid_t other_thread(void) {
 	return tid;
 }
 
-static void schedstat_has_run_and_wait_time(void) {
+static void schedstat_has_run_and_wait_time_and_runs(void) {
 	struct procfs_schedstat ss;
 
 	CHECK_INT(procfs_parse_schedstat("137532701 24235518 273\n", &ss), 0);
 	CHECK_INT(ss.run_ns, 137532701);
 	CHECK_INT(ss.wait_ns, 24235518);
+	CHECK_INT(ss.runs, 273);
+	CHECK_INT(procfs_parse_schedstat("5 6\n", &ss), 0);
+	CHECK_INT(ss.runs, 0);
+	CHECK_INT(procfs_parse_schedstat("5 6 7x\n", &ss), -EINVAL);
+	CHECK_INT(procfs_parse_schedstat("5 6 x\n", &ss), -EINVAL);
 	CHECK_INT(procfs_parse_schedstat("137532701\n", &ss), -EINVAL);
 	CHECK_INT(procfs_parse_schedstat("1 2x 3\n", &ss), -EINVAL);
 	CHECK_INT(procfs_parse_schedstat("", &ss), -EINVAL);
@@ -680,7 +685,7 @@ static void lists_a_range_of_pids(void) {
 
 TEST_MAIN(T(io_needs_all_four_counters), T(fd_targets_of_pipes_and_sockets), T(cgroup_v1_cpuset_wins_over_v2),
 	  T(cgroup_v2_alone), T(cpusets_of_cgroup_v1_and_v2), T(cgroup_paths_that_climb_out_are_refused), T(stat_with_parentheses_in_comm),
-	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time), T(switches_from_status),
+	  T(stat_tells_the_cpu_it_ran_on_last), T(cpu_lines_of_proc_stat), T(this_machines_cpus_in_proc_stat), T(schedstat_has_run_and_wait_time_and_runs), T(switches_from_status),
 	  T(a_threads_own_cpu_time), T(kept_fds_read_afresh_until_the_process_is_gone), T(another_users_fds_are_refused),
 	  T(walks_down_where_asked), T(lists_a_range_of_pids), T(cgroup_path_of_v2_v1_and_hybrid),
 	  T(cgroup_path_read_from_a_fixture_tree), T(ancestors_up_to_init), T(ancestor_exe_only_of_the_process_read),

@@ -22,7 +22,7 @@
 static enum sampler_reading reading;
 
 static int new_sampler(struct sampler **s) {
-	return sampler_new("", reading, SAMPLER_COUNT_SYSCALLS, s);
+	return sampler_new("", reading, SAMPLER_COUNT_AUTO, s);
 }
 
 static uint64_t now_usec(void) {
@@ -259,6 +259,42 @@ static pid_t spawn_pingpong(int in, int out, int other_in, int other_out, bool f
 	return pid;
 }
 
+/* One byte back and forth over two pipes whose four ends both keep, as
+ * perf bench sched pipe does: neither is a writer or a reader of its own. */
+static pid_t spawn_pingpong_whole(int in, int out, bool first) {
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char c = 0;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (first && write(out, &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			if (read(in, &c, 1) != 1 || write(out, &c, 1) != 1)
+				_exit(0);
+	}
+	return pid;
+}
+
+/* A light stream: 4 KiB every 5 ms, about 0.8 MB/s. Its CPU time is a few
+ * ms a second on any machine, less than a clock tick on a fast one; its
+ * 200 wake-ups a second are the same everywhere. */
+static pid_t spawn_light_writer(int fd, int other_end) {
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		static char buf[4096];
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(other_end);
+		for (;;) {
+			if (write(fd, buf, sizeof(buf)) < 0 && errno != EINTR)
+				_exit(0);
+			usleep(5000);
+		}
+	}
+	return pid;
+}
+
 /* Sleeps and wakes thousands of times a second, talking to nobody. */
 static pid_t spawn_loner(void) {
 	pid_t pid = fork();
@@ -311,6 +347,80 @@ static void counts_wakeups_and_switches(void) {
 	}
 	kill(a, SIGKILL);
 	kill(b, SIGKILL);
+	sampler_result_free(r);
+}
+
+/* A stream that costs its ends too little CPU for a clock tick each
+ * window is read at every sample all the same, with its pipe: its ends run
+ * hundreds of times a second (schedstat). */
+static void a_light_stream_is_read_at_every_sample(void) {
+	struct sampler *s;
+	struct sampler_result *r = NULL;
+	int p[2], seen = 0;
+	pid_t w, rd;
+
+	CHECK(pipe(p) == 0);
+	w = spawn_light_writer(p[1], p[0]);
+	rd = spawn_reader(p[0], p[1]);
+	close(p[0]);
+	close(p[1]);
+	if (new_sampler(&s) < 0)
+		return;
+	/* The baseline, the first look at the pair, then eight windows. */
+	for (int i = 0; i < 10; i++) {
+		sampler_result_free(r);
+		r = NULL;
+		CHECK_INT(sampler_sample(s, now_usec(), &r), 0);
+		if (i >= 2 && r && sampler_result_index(r, w) >= 0 && sampler_result_index(r, rd) >= 0 &&
+		    find(r, CHANNEL_PIPE, w, rd))
+			seen++;
+		usleep(200 * 1000);
+	}
+	printf("# the light pipe in %d of 8 samples\n", seen);
+	CHECK_INT(seen, 8);
+	kill(w, SIGKILL);
+	kill(rd, SIGKILL);
+	sampler_result_free(r);
+	sampler_free(s);
+}
+
+/* Two processes ping-ponging over two pipes that each holds whole talk to
+ * each other: one channel, shared where /proc estimates it (its direction
+ * unknown), exact where the kernel counts pipes. Two processes holding one
+ * pipe whole, each busy on its own, do not. */
+static void pipes_both_hold_whole_make_a_channel_when_two(void) {
+	int ab[2], ba[2], one[2];
+	pid_t a, b, x, y;
+	struct sampler_result *r;
+	const struct sampler_channel *c;
+
+	CHECK(pipe(ab) == 0 && pipe(ba) == 0);
+	a = spawn_pingpong_whole(ba[0], ab[1], true);
+	b = spawn_pingpong_whole(ab[0], ba[1], false);
+	for (int i = 0; i < 2; i++) {
+		close(ab[i]);
+		close(ba[i]);
+	}
+	CHECK(pipe(one) == 0);
+	x = spawn_loner();
+	y = spawn_loner();
+	close(one[0]);
+	close(one[1]);
+	r = sample_thrice();
+	CHECK(r != NULL);
+	c = r ? find(r, CHANNEL_PIPE, a, b) : NULL;
+	CHECK(c != NULL);
+	if (c) {
+		printf("# %s pipes: %.0f messages/s\n", c->exact ? "counted" : c->shared ? "shared" : "one-way",
+		       c->messages_per_s);
+		CHECK(c->exact || c->shared);
+		CHECK(c->messages_per_s > 100);
+	}
+	CHECK(r && !find(r, CHANNEL_PIPE, x, y));
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	kill(x, SIGKILL);
+	kill(y, SIGKILL);
 	sampler_result_free(r);
 }
 
@@ -668,7 +778,7 @@ static void how_busy_each_cpu_was(void) {
 static void reads_as_asked_or_says_why(void) {
 	for (enum sampler_reading want = SAMPLER_READ_BATCH; want <= SAMPLER_READ_PROC; want++) {
 		struct sampler *s;
-		CHECK_INT(sampler_new("", want, SAMPLER_COUNT_SYSCALLS, &s), 0);
+		CHECK_INT(sampler_new("", want, SAMPLER_COUNT_AUTO, &s), 0);
 		printf("# asked for %s: %s%s%s\n", sampler_reading_to_string(want),
 		       sampler_reading_to_string(sampler_reading(s)), sampler_note(s) ? ", " : "",
 		       sampler_note(s) ? sampler_note(s) : "");
@@ -688,7 +798,8 @@ int main(void) {
 	  T(finds_a_pipe_and_its_rate), T(finds_a_socketpair), T(finds_loopback_tcp_with_true_bytes),
 	  T(idle_processes_are_not_active), T(reaped_childrens_bytes_are_not_the_parents),
 	  T(a_process_born_between_listings_is_found_at_once),
-	  T(reads_as_asked_or_says_why), T(a_socketpair_that_sends_is_counted) };
+	  T(reads_as_asked_or_says_why), T(a_socketpair_that_sends_is_counted),
+	  T(a_light_stream_is_read_at_every_sample), T(pipes_both_hold_whole_make_a_channel_when_two) };
 	size_t n = sizeof(tests) / sizeof(tests[0]);
 	int failed = 0;
 
@@ -696,7 +807,7 @@ int main(void) {
 		struct sampler *s;
 		bool allowed;
 
-		if (sampler_new("", reading, SAMPLER_COUNT_SYSCALLS, &s) < 0)
+		if (sampler_new("", reading, SAMPLER_COUNT_AUTO, &s) < 0)
 			return 1;
 		allowed = sampler_reading(s) == reading;
 		printf("# reading %s%s%s\n", sampler_reading_to_string(reading), allowed ? "" : ": ",
