@@ -79,7 +79,7 @@ static int bpf_answers(void) {
 	return errno == EBADF ? 0 : -errno;
 }
 
-enum caps_bpf caps_drop_bpf(void) {
+enum caps_bpf caps_drop_bpf(bool loaded) {
 	struct caps held, lowered, none;
 	int r;
 
@@ -98,10 +98,11 @@ enum caps_bpf caps_drop_bpf(void) {
 		log_warning_errno(r, "Failed to lower CAP_BPF and CAP_PERFMON, keeping them: %m");
 		return CAPS_BPF_KEPT;
 	}
-	r = bpf_answers();
+	r = loaded ? bpf_answers() : 0;
 	if (r < 0) {
-		if (caps_set(&held) < 0)
-			log_error_errno(-errno, "Failed to raise CAP_BPF and CAP_PERFMON again: %m");
+		int raised = caps_set(&held);
+		if (raised < 0)
+			log_error_errno(raised, "Failed to raise CAP_BPF and CAP_PERFMON again: %m");
 		log_info_errno(r, "Keeping CAP_BPF and CAP_PERFMON: this kernel wants them for every bpf() call (%m)");
 		return CAPS_BPF_KEPT;
 	}
@@ -116,7 +117,7 @@ enum caps_bpf caps_drop_bpf(void) {
 		log_warning_errno(r, "Failed to drop CAP_BPF and CAP_PERFMON, only lowered: %m");
 		return CAPS_BPF_KEPT;
 	}
-	log_info("BPF programs loaded: CAP_BPF and CAP_PERFMON dropped");
+	log_info("%s: CAP_BPF and CAP_PERFMON dropped", loaded ? "BPF programs loaded" : "No BPF programs");
 	return CAPS_BPF_DROPPED;
 }
 

@@ -226,6 +226,18 @@ static void on_tracked(void *userdata, pid_t pid, bool in) {
 	execs_track(m->execs, pid, in);
 }
 
+/* Whether ccxd holds BPF objects, which it then uses with bpf(). */
+static bool bpf_loaded(const struct manager *m) {
+	struct autoplace_stats st;
+
+	if (m->execs)
+		return true;
+	if (!m->autoplace)
+		return false;
+	st = autoplace_stats(m->autoplace);
+	return strcmp(st.source, "bpf") == 0 || strcmp(st.counted, "none") != 0;
+}
+
 /* The exec programs where the kernel takes them and the config allows. */
 static void start_execs(struct manager *m) {
 	int r;
@@ -722,7 +734,7 @@ int manager_start(struct manager *m) {
 	 * traffic or exec_events waits for the next start): what stays is map
 	 * reads and updates and the iterators of loaded programs, which the
 	 * kernel gives without the capabilities that loading took. */
-	m->bpf_caps = caps_drop_bpf();
+	m->bpf_caps = caps_drop_bpf(bpf_loaded(m));
 	r = watcher_new(m->event, &watcher_ops, m, &m->watcher);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch processes: %m");
