@@ -73,6 +73,16 @@ check "and one matched by executable (/proc/PID/exe of root's)" wait_for 2 cpus_
 check "root unpins by hand through it" sh -c "$CCXCTL --socket $SOCK unpin $by_comm >/dev/null"
 check "and the original comes back" cpus_are "$by_comm" "$before"
 check "pinning by hand works too" sh -c "$CCXCTL --socket $SOCK pin $by_comm 1 >/dev/null"
+# The exec programs after the drop (on the host, where they load): a reload
+# writes the rules' names into their map, and an exec is reported by them.
+if [ "$bpf_caps" = dropped ] && jq -e '.watcher.execs.source == "bpf"' "$WORK/status.json" >/dev/null; then
+	check "a reload after the drop works" sh -c "$CCXCTL --socket $SOCK reload >/dev/null"
+	spawn "$comm_prog" 60
+	late=$SPAWNED
+	check "and a program started after it is pinned" wait_for 2 cpus_are "$late" 1
+	check "reported by the exec programs, their maps written without CAP_BPF" sh -c "$CCXCTL --socket $SOCK --json status |
+		jq -e '.watcher.execs.at_rename + .watcher.execs.at_end > 0 and .watcher.execs.maps_full == 0' >/dev/null"
+fi
 check "it stops cleanly" stop_ccxd
 check "restoring what it pinned" sh -c "[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$by_comm/status)\" = '$before' ] &&
 	[ \"\$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$by_exe/status)\" = '$before' ]"
