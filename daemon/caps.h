@@ -8,7 +8,7 @@
 
 enum caps_bpf {
 	CAPS_BPF_NONE,     /* never held (a sandbox without them, or no BPF) */
-	CAPS_BPF_DROPPED,  /* held at start, gone from every set after the loads */
+	CAPS_BPF_DROPPED,  /* held at start, gone from all but the bounding set after the loads */
 	CAPS_BPF_KEPT,     /* held, and kept: the kernel wants them for every bpf() */
 };
 
