@@ -14,6 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "actuator.h"
+#include "caps.h"
 #include "autoplace.h"
 #include "control.h"
 #include "execs.h"
@@ -51,6 +52,7 @@ struct manager {
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
 	struct prober *prober;     /* the probe figures and workers; NULL when it could not start */
+	enum caps_bpf bpf_caps;    /* CAP_BPF and CAP_PERFMON after the loads at start */
 	bool socket_activated;
 	char *socket_path;         /* the socket file we created, removed at exit */
 	cpu_set_t online;          /* the kernel's online CPUs */
@@ -222,6 +224,18 @@ static void on_tracked(void *userdata, pid_t pid, bool in) {
 	struct manager *m = userdata;
 
 	execs_track(m->execs, pid, in);
+}
+
+/* Whether ccxd holds BPF objects, which it then uses with bpf(). */
+static bool bpf_loaded(const struct manager *m) {
+	struct autoplace_stats st;
+
+	if (m->execs)
+		return true;
+	if (!m->autoplace)
+		return false;
+	st = autoplace_stats(m->autoplace);
+	return strcmp(st.source, "bpf") == 0 || strcmp(st.counted, "none") != 0;
 }
 
 /* The exec programs where the kernel takes them and the config allows. */
@@ -557,6 +571,7 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		.reload_failures = m->stats.reload_failures,
 		.prober = m->prober,
 		.probe_results = m->prober ? prober_results(m->prober) : NULL,
+		.bpf_capabilities = caps_bpf_to_string(m->bpf_caps),
 	};
 	if (m->placements) {
 		st->placements = placements_stats(m->placements);
@@ -715,6 +730,11 @@ int manager_start(struct manager *m) {
 
 	/* Watching even in mode = off: a reload may turn it on. */
 	start_execs(m);
+	/* Every BPF object ccxd loads is loaded now (a reload that changes bpf,
+	 * traffic or exec_events waits for the next start): what stays is map
+	 * reads and updates and the iterators of loaded programs, which the
+	 * kernel gives without the capabilities that loading took. */
+	m->bpf_caps = caps_drop_bpf(bpf_loaded(m));
 	r = watcher_new(m->event, &watcher_ops, m, &m->watcher);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch processes: %m");

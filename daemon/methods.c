@@ -259,6 +259,28 @@ static json_object *sampling_json(const struct autoplace_stats *st) {
 	return o;
 }
 
+/* How many CPUs' worth of each CCX was busy at the last sample, as
+ * /proc/stat tells it (everything on it, ccxd's groups included): null
+ * before the second sample, without /proc/stat, or for an XML topology,
+ * another machine's, whose CPUs are not these. */
+static json_object *ccx_load_json(const struct ccxd_status *st) {
+	const struct topology *t = st->topology;
+	json_object *a;
+	double *busy;
+
+	if (!st->sample || st->sample->n_cpu_load == 0 || (t->source && strncmp(t->source, "xml:", 4) == 0))
+		return NULL;
+	busy = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*busy));
+	if (!busy)
+		return NULL;
+	placer_ccx_load(t, st->sample->cpu_load, st->sample->n_cpu_load, busy);
+	a = json_object_new_array();
+	for (unsigned c = 0; c < t->n_ccx; c++)
+		json_object_array_add(a, json_object_new_double(busy[c]));
+	free(busy);
+	return a;
+}
+
 /* The status view of the manager at userdata; false, with the call failed,
  * when out of memory. */
 static bool status_of(void *userdata, struct control_call *call, struct ccxd_status *st) {
@@ -302,6 +324,7 @@ static void get_status(void *userdata, struct control_call *call) {
 	json_object_object_add(o, "llc_balancing",
 			       st.topology->llc_balancing >= 0 ? json_object_new_boolean(st.topology->llc_balancing) : NULL);
 	json_object_object_add(o, "started_usec", u64(st.started_usec));
+	json_object_object_add(o, "bpf_capabilities", json_object_new_string(st.bpf_capabilities));
 
 	json_object_object_add(w, "source", json_object_new_string(st.watcher_source));
 	json_object_object_add(w, "note", st.watcher_note ? json_object_new_string(st.watcher_note) : NULL);
@@ -331,7 +354,9 @@ static void get_status(void *userdata, struct control_call *call) {
 		json_object_object_add(o, "probe", probe);
 	}
 	if (st.have_sampling) {
-		json_object_object_add(o, "sampling", sampling_json(&st.sampling));
+		json_object *sampling = sampling_json(&st.sampling);
+		json_object_object_add(sampling, "ccx_load", ccx_load_json(&st));
+		json_object_object_add(o, "sampling", sampling);
 		json_object_object_add(o, "groups", groups_json(&st));
 		json_object_object_add(o, "cut", cut_json(&st));
 	}

@@ -23,6 +23,7 @@ struct ccxd_status {
 	const char *config_path;          /* what a reload reads */
 	const struct topology *topology;
 	uint64_t started_usec;            /* CLOCK_REALTIME */
+	const char *bpf_capabilities;     /* "dropped", "kept" or "none" (caps_bpf_to_string()) */
 
 	const char *watcher_source;       /* "netlink", "polling" or "starting" */
 	const char *watcher_note;         /* why polling; NULL otherwise */

@@ -61,9 +61,11 @@ check "uninstall removes the empty drop-in and presets directories (PREFIX=/usr/
 	sh -c "[ ! -e $WORK/local/etc/ccxd.conf.d ] && [ ! -e $WORK/local/usr/local/share/ccxd ]"
 
 # systemd scores the sandbox from the file alone; keep it at what it was
-# when docs/design.md recorded it.
+# when docs/design.md recorded it: 1.9. Of that, 0.4 is what the sampler
+# and the capability drops need: CAP_BPF (0.1), bpf and capset through the
+# system call filter (0.2), the whole of /proc, for /proc/stat (0.1).
 score=$(systemd-analyze security --offline=true "$UNIT" 2>/dev/null | sed -n 's/.*Overall exposure level for ccxd.service: \([0-9.]*\).*/\1/p')
-check "the sandbox's exposure is at most 1.7 (it is $score)" awk -v s="$score" 'BEGIN { exit !(s != "" && s <= 1.7) }'
+check "the sandbox's exposure is at most 1.9 (it is $score)" awk -v s="$score" 'BEGIN { exit !(s != "" && s <= 1.9) }'
 
 if command -v man >/dev/null; then
 	for page in man8/ccxd.8 man1/ccxctl.1 man5/ccxd.conf.5; do

@@ -117,9 +117,6 @@ echo "$CONFIG" > "$ROOT/etc/ccxd.conf"
 # The shipped 20 s would make the watchdog test slow; the mechanism is the same.
 mkdir -p "$ROOT/etc/systemd/system/ccxd.service.d"
 printf '[Service]\nWatchdogSec=2s\n' > "$ROOT/etc/systemd/system/ccxd.service.d/test-watchdog.conf"
-# The drop-in of docs/design.md (The sandbox) that lets the sampler use its BPF iterators.
-printf '[Service]\nCapabilityBoundingSet=CAP_BPF CAP_PERFMON\nAmbientCapabilities=CAP_BPF CAP_PERFMON\nSystemCallFilter=bpf\n' \
-	> "$ROOT/etc/systemd/system/ccxd.service.d/bpf.conf"
 
 # Not our child (the subshell exits): lib.sh's cleanup waits for every
 # child, and the machine must be stopped in order, by stop_machine.
@@ -129,8 +126,8 @@ leader_found() {
 }
 boot() {
 	# CAP_BPF, CAP_PERFMON and bpf(2), which nspawn does not give a
-	# container by default, as a host would: the unit's sandbox with the
-	# drop-in of docs/design.md must let ccxd load its task iterators.
+	# container by default, as a host would: the unit as installed must let
+	# ccxd load its task iterators, and its probe worker drop everything.
 	(systemd-nspawn -q -D "$ROOT" -M "$MACHINE" --register=no --keep-unit -b --console=passive \
 		--capability=CAP_BPF,CAP_PERFMON --system-call-filter=bpf \
 		</dev/null >"$WORK/console.log" 2>&1 & echo $! > "$WORK/nspawn.pid")
@@ -190,9 +187,67 @@ ns ccxctl --json status > "$WORK/status.json"
 check "by the /proc polling fallback" quietly jq -e '.watcher.source == "polling"' "$WORK/status.json"
 check "and no exec programs, whose pids would be the host's" \
 	quietly jq -e '.watcher.execs.source == "connector" and (.watcher.execs.note | test("initial PID namespace"))' "$WORK/status.json"
-check "the sandbox with the drop-in lets the sampler load its BPF task iterators" quietly jq -e '.sampling.source == "bpf"' "$WORK/status.json"
+check "the unit as installed lets the sampler load its BPF task iterators" quietly jq -e '.sampling.source == "bpf"' "$WORK/status.json"
 check "ccxctl metrics says so too" sh -c "nsenter -t $LEADER -a ccxctl metrics </dev/null | grep -qx 'ccxd_processes{state=\"pinned\"} 1'"
 check "metrics_file is written under the sandbox" wait_for 3 sh -c "nsenter -t $LEADER -a cat /run/ccxd/ccxd.prom </dev/null | grep -qx 'ccxd_polling 1'"
+
+# ---- what the unit gives: BPF, then none of its capabilities; /proc; the probe ----
+
+# The CAP_PERFMON (38) and CAP_BPF (39) bits of a capability set in hex.
+no_bpf_caps() { [ $(( 0x$1 & 0xc000000000 )) -eq 0 ]; }
+cap_of() { ns sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status"; }
+check "the traffic counters are loaded, or status says why not" quietly jq -e \
+	'.sampling.counted != "none" or (.sampling.counted_note | type == "string")' "$WORK/status.json"
+echo "# counted by the kernel: $(jq -r '"\(.sampling.counted) (\(.sampling.counted_note))"' "$WORK/status.json")"
+check "ccxd dropped CAP_BPF and CAP_PERFMON once its programs were loaded" \
+	quietly jq -e '.bpf_capabilities == "dropped"' "$WORK/status.json"
+check "from its effective, permitted and ambient sets" sh -c "
+	for set in CapEff CapPrm CapAmb; do
+		v=\$(nsenter -t $LEADER -a sed -n \"s/^\$set:[[:space:]]*//p\" /proc/$MAINPID/status </dev/null)
+		[ -n \"\$v\" ] && [ \$(( 0x\$v & 0xc000000000 )) -eq 0 ] || exit 1
+	done"
+check "keeping the others (CAP_SYS_NICE)" sh -c "[ \$(( 0x$(cap_of "$MAINPID" CapEff) & 0x800000 )) -ne 0 ]"
+# A process that uses CPU is read through an iterator made for it now,
+# after the drop.
+busy=$(ns sh -c 'timeout 20 sh -c "while :; do :; done" >/dev/null 2>&1 & echo $!')
+read_through_bpf() {
+	ns ccxctl --json status | jq -e --argjson pid "$busy" '.sampling.source == "bpf" and .sampling.reading != "proc" and
+		.sampling.processes_active > 0' >/dev/null
+}
+check "a busy process is read through BPF after the drop" wait_for 5 read_through_bpf
+check "with no iterator refused" sh -c "! nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'through BPF iterators failed\\|batch iterator failed'"
+a_pid "$busy" && ns sh -c "kill $busy" 2>/dev/null
+# The whole of /proc in the service's mount namespace: each CCX's load,
+# and the last pid given out.
+service_sees() { ns nsenter -t "$MAINPID" -m sh -c "$1"; }
+check "the service sees /proc/stat" service_sees 'head -n 1 /proc/stat | grep -q "^cpu "'
+check "and /proc/sys/kernel/ns_last_pid" service_sees 'test -r /proc/sys/kernel/ns_last_pid'
+check "as ProcSubset=pid would not let it" sh -c "! nsenter -t $LEADER -a nsenter -t $MAINPID -m findmnt -no OPTIONS /proc </dev/null | grep -q subset=pid"
+ccx_load_read() { ns ccxctl --json status | jq -e '.sampling.ccx_load | length == 2' >/dev/null; }
+check "status has each CCX's load, from /proc/stat" wait_for 3 ccx_load_read
+
+figures_from() { [ "$(ns ccxctl --json status | jq -r .probe.figures.source)" = "$1" ]; }
+check "the start-up calibration gives figures" wait_for 60 figures_from calibration
+ns sh -c 'ccxctl probe --quick --json >/run/probe.json 2>/dev/null; echo $? >/run/probe.rc' &
+client=$!
+probing() { worker=$(ns ccxctl --json status | jq -r '.probe.worker_pid // empty'); a_pid "$worker"; }
+# capless: no capability in the sets a process uses (the bounding set
+# needs CAP_SETPCAP to shrink, which ccxd has not), none to gain.
+capless() {
+	for set in CapInh CapPrm CapEff CapAmb; do [ "$(cap_of "$1" "$set")" = 0000000000000000 ] || return 1; done
+	[ "$(cap_of "$1" NoNewPrivs)" = 1 ]
+}
+if wait_for 10 probing; then
+	check "the probe's worker ($worker) holds no capability, and may gain none" capless "$worker"
+else
+	not_ok "ccxctl probe runs a worker" "no worker_pid in status"
+fi
+wait_for 60 sh -c "! kill -0 $client 2>/dev/null"
+wait "$client" 2>/dev/null
+check "ccxctl probe succeeds under the unit" [ "$(ns cat /run/probe.rc)" = 0 ]
+check "with results, now the figures in use" sh -c "nsenter -t $LEADER -a cat /run/probe.json </dev/null |
+	jq -e '.mode == \"quick\" and all(.relations[]; .pipe_gib_s > 0)' >/dev/null" 
+check "which status shows" figures_from probe
 
 # ---- the journal ----------------------------------------------------------------
 
@@ -338,3 +393,27 @@ if ns sh -c "mount -t tmpfs -o mode=0755 ccxd-test-x3d /sys/bus/platform/drivers
 else
 	echo "ok - x3d_mode under the unit # SKIP cannot mount a tmpfs over the container's /sys/bus/platform/drivers"
 fi
+
+# ---- the drop-in of ccxd(8) that turns BPF off ---------------------------------------
+
+NO_BPF=$ROOT/etc/systemd/system/ccxd.service.d/no-bpf.conf
+printf '[Service]\nCapabilityBoundingSet=~CAP_BPF CAP_PERFMON\nAmbientCapabilities=~CAP_BPF CAP_PERFMON\nSystemCallFilter=~bpf\n' > "$NO_BPF"
+ns systemctl daemon-reload
+out=$(ns systemd-analyze verify /usr/lib/systemd/system/ccxd.service 2>&1)
+check "systemd-analyze verify finds nothing to say with the drop-in that turns BPF off" [ -z "$out" ]
+[ -z "$out" ] || echo "$out" | sed 's/^/# /'
+bounding=$(ns systemctl show -p CapabilityBoundingSet --value ccxd)
+ambient=$(ns systemctl show -p AmbientCapabilities --value ccxd)
+check "which takes CAP_BPF and CAP_PERFMON out of both sets ($ambient)" sh -c "
+	echo '$bounding $ambient' | grep -vq 'cap_bpf\|cap_perfmon' && echo '$ambient' | grep -q cap_sys_nice"
+check "systemctl restart ccxd with it" ns systemctl restart ccxd
+MAINPID=$(ns systemctl show -p MainPID --value ccxd)
+check "ccxd holds no BPF capability, not even in its bounding set" no_bpf_caps "$(cap_of "$MAINPID" CapBnd)"
+sampling_from_proc() {
+	ns ccxctl --json status > "$WORK/status.json" &&
+		jq -e '.sampling.source == "proc" and .bpf_capabilities == "none"' "$WORK/status.json" >/dev/null
+}
+check "and samples from /proc (sampling.source = proc, bpf_capabilities none)" wait_for 3 sampling_from_proc
+check "with status saying why" quietly jq -e '.sampling.note | test("no BPF task iterators")' "$WORK/status.json"
+rm -f "$NO_BPF"
+ns systemctl daemon-reload
