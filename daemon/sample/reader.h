@@ -31,6 +31,7 @@ struct seen {
 	uint64_t run_ns;           /* its CPU time to the nanosecond, when read in the batch; else 0 */
 	struct procfs_schedstat main;  /* its main thread's, when its stat was read from /proc */
 	bool have_main;
+	unsigned stat_threads;     /* its threads, as its stat counted them */
 	uint64_t busy_cycle;       /* the sample that last saw it run (or first saw it) */
 	bool kthread;              /* a kernel thread: never placed, looked at only for pid reuse */
 	bool active;               /* ran in that window (sampler.c's ran()) */

@@ -249,6 +249,21 @@ static bool look_now(const struct sampler *s, const struct seen *before) {
 	return (s->cycle + (uint64_t)before->pid) % period == 0;
 }
 
+/* Whether an idle process with one thread has not run since it was read:
+ * then its stat has nothing new either (a thread it started, its CPU time,
+ * its CPU), and its schedstat, read through the fd kept for it (so of the
+ * same process), costs less to read. Its reading then stands for now. */
+static bool still(struct seen *before, uint64_t now_usec) {
+	struct procfs_schedstat ss;
+
+	if (before->kthread || before->active || !before->have_main || before->stat_threads != 1 ||
+	    procfs_pread_schedstat(before->schedstat_fd, &ss) < 0 || ss.run_ns != before->main.run_ns ||
+	    ss.runs != before->main.runs)
+		return false;
+	before->ticks_usec = now_usec;
+	return true;
+}
+
 /* Keeps what was seen of a process into this sample's list, with the fds
  * it keeps open. */
 static int carry_over(struct scan *sc, struct seen *before) {
@@ -398,6 +413,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		uint64_t used;
 		double window_s;
 		struct usage u;
+		bool look;
 		int fd = -1, schedstat_fd = -1;
 
 		if (pids[i] == s->self)
@@ -407,7 +423,9 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 			k++;
 		bool known = k < s->n_seen && s->seen[k].pid == pids[i];
 		e = known ? reader_batched(s->reader, pids[i]) : NULL;
-		if (known && !e && !look_now(s, &s->seen[k])) {
+		look = known && !e && look_now(s, &s->seen[k]);
+		if (known && !e && (!look || still(&s->seen[k], now_usec))) {
+			res->n_scanned += look;
 			r = carry_over(sc, &s->seen[k]);
 			if (r < 0)
 				break;
@@ -430,7 +448,7 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime,
 				     .run_ns = e ? e->run_ns : 0, .ticks_usec = now_usec, .stat_fd = fd,
 				     .schedstat_fd = schedstat_fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1,
-				     .threads_link = -1, .files_link = -1 };
+				     .threads_link = -1, .files_link = -1, .stat_threads = st.threads };
 		if (!e && !(st.flags & PROCFS_PF_KTHREAD))
 			now.have_main = reader_read_schedstat(s->reader, pids[i], &now.schedstat_fd, &now.main) >= 0;
 		if (st.flags & PROCFS_PF_KTHREAD) {

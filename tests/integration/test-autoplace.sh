@@ -257,3 +257,24 @@ check "an experiment's seatings all go to the CCX its first went to" [ "$seats" 
 sig TERM "$HOG"
 stop_pipeline
 stop_ccxd
+
+# 6. The default counting (no traffic key): the counters, where the kernel
+#    loads them, in place of /proc's estimates. The busy pair of part 1 is a
+#    group whose seat is an experiment, and its members end where the
+#    evidence says. Given longer than the parts above: loading the counters
+#    takes a sanitized ccxd seconds of CPU at its start.
+write_conf <<CONF
+[daemon]
+socket = $SOCK
+topology = $ONE_CCX
+interval = 500ms
+window = 3
+seatings = shared-cpu
+CONF
+start_ccxd
+busy_pair
+check "default counting: a group is formed and a move tried" wait_for 20 sh -c "$CCXCTL --socket $SOCK --json status | jq -e '.groups[] | select(.pids | index($P)) | .trials | length > 0' >/dev/null"
+check "and it is settled as its evidence says" wait_for 20 settled "$P"
+check "where its members are as the evidence says" placed_as_evidenced "$P" "$C"
+stop_pipeline
+stop_ccxd
