@@ -2,14 +2,14 @@
 # What the sampler sees under the default sampling settings (bpf, traffic,
 # interval unset; mode = dry-run, calibrate = no, so that nothing moves and
 # no probe loads the CPUs): in rounds, each ccxd given in turn,
-#   - yes | pv -q -L 64m: in how many of SAMPLES looks, one a second, it is
-#     one group with its pipe;
+#   - yes | pv -q -L RATE (64m unless RATE says otherwise): in how many of
+#     SAMPLES looks, one a second, it is one group with its pipe;
 #   - perf bench sched pipe (a ping-pong pair holding both ends of both
 #     pipes): how long from its start until it is one group (looked at every
 #     0.1 s, at most 15 s).
 # Prints a Markdown table, a line per ccxd and round, and the medians.
 #
-#   tools/bench/eyes.sh [SAMPLES] [ROUNDS] [CCXD...]
+#   [RATE=64m] tools/bench/eyes.sh [SAMPLES] [ROUNDS] [CCXD...]
 #   (root; default 60 3, and this tree's daemon/ccxd: name another ccxd
 #   binary, such as an older build's, to run it in turn with this one)
 set -eu
@@ -17,6 +17,7 @@ cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "eyes.sh needs root" >&2; exit 1; }
 command -v pv >/dev/null && command -v perf >/dev/null || { echo "eyes.sh needs pv and perf" >&2; exit 1; }
 make -s all >/dev/null
+RATE=${RATE:-64m}
 SAMPLES=${1:-60}
 ROUNDS=${2:-3}
 shift $(($# < 2 ? $# : 2))
@@ -61,13 +62,14 @@ stop_ccxd() {
 	CCXD_PID=
 }
 
-echo "| ccxd | round | yes \\| pv -q -L 64m: looks in one group | perf bench sched pipe: s to one group | counted |"
+echo "| ccxd | round | yes \\| pv -q -L $RATE: looks in one group | perf bench sched pipe: s to one group | counted |"
 echo "|---|---|---|---|---|"
 : > "$WORK/results"
 for round in $(seq "$ROUNDS"); do
 	for bin in $BINARIES; do
 		start_ccxd "$bin"
-		sh -c 'yes | pv -q -L 64m > /dev/null' &
+		sh -c "yes | pv -q -L $RATE > /dev/null" &
+		stream=$!
 		sleep 0.3
 		y=$(pgrep -n -x yes)
 		p=$(pgrep -n -x pv)
@@ -77,9 +79,10 @@ for round in $(seq "$ROUNDS"); do
 			if together "$y" "$p"; then hits=$((hits + 1)); fi
 		done
 		kill "$y" "$p" 2>/dev/null || true
-		wait 2>/dev/null || true
+		wait "$stream" 2>/dev/null || true
 
 		perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
+		bench=$!
 		started=$(date +%s%N)
 		found=-
 		for i in $(seq 150); do
@@ -92,7 +95,7 @@ for round in $(seq "$ROUNDS"); do
 		done
 		counted=$(status | jq -r '.sampling.counted')
 		pkill -f 'perf bench sched pipe' 2>/dev/null || true
-		wait 2>/dev/null || true
+		wait "$bench" 2>/dev/null || true
 		stop_ccxd
 		seconds=$( [ "$found" = - ] && echo "not within 15" || echo "$found" | awk '{printf "%.1f", $1 / 1000}')
 		echo "| $bin | $round | $hits of $SAMPLES | $seconds | $counted |"
