@@ -34,7 +34,7 @@ struct seen {
 	unsigned stat_threads;     /* its threads, as its stat counted them */
 	uint64_t busy_cycle;       /* the sample that last saw it run (or first saw it) */
 	bool kthread;              /* a kernel thread: never placed, looked at only for pid reuse */
-	bool active;               /* ran in that window (sampler.c's ran()) */
+	bool active;               /* ran in that window (sampler.c's usage_of()) */
 	int stat_fd;               /* its /proc/PID/stat, kept open for every process; -1 if none */
 	int schedstat_fd;          /* its /proc/PID/schedstat, kept the same way */
 	int io_fd, fd_dir, task_dir;   /* kept open while it is active; -1 if not */
