@@ -28,6 +28,10 @@ struct caps {
 static int caps_get(struct caps *c) {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 
+	/* Both words are written by the kernel; memcheck knows of the first
+	 * only, and CAP_BPF is in the second. */
+	memset(c, 0, sizeof(*c));
+
 	return syscall(SYS_capget, &h, c->d) < 0 ? -errno : 0;
 }
 
