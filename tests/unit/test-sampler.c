@@ -34,18 +34,25 @@ static uint64_t now_usec(void) {
 
 /* Children that pump bytes until killed; each closes the other end, as a
  * shell does for a pipeline. They die with the test, whatever ends it. */
-static pid_t spawn_writer(int fd, int other_end) {
+static pid_t spawn_writer_of(int fd, int other_end, size_t size, useconds_t pause) {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		static char buf[65536];
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(other_end);
-		for (;;)
-			if (write(fd, buf, sizeof(buf)) < 0 && errno != EINTR)
+		for (;;) {
+			if (write(fd, buf, size) < 0 && errno != EINTR)
 				_exit(0);
+			if (pause)
+				usleep(pause);
+		}
 	}
 	return pid;
+}
+
+static pid_t spawn_writer(int fd, int other_end) {
+	return spawn_writer_of(fd, other_end, 65536, 0);
 }
 
 static pid_t spawn_reader(int fd, int other_end) {
@@ -280,19 +287,7 @@ static pid_t spawn_pingpong_whole(int in, int out, bool first) {
  * ms a second on any machine, less than a clock tick on a fast one; its
  * 200 wake-ups a second are the same everywhere. */
 static pid_t spawn_light_writer(int fd, int other_end) {
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		static char buf[4096];
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(other_end);
-		for (;;) {
-			if (write(fd, buf, sizeof(buf)) < 0 && errno != EINTR)
-				_exit(0);
-			usleep(5000);
-		}
-	}
-	return pid;
+	return spawn_writer_of(fd, other_end, 4096, 5000);
 }
 
 /* Sleeps and wakes thousands of times a second, talking to nobody. */
