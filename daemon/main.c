@@ -10,6 +10,7 @@
 #include "config.h"
 #include "log.h"
 #include "manager.h"
+#include "setup.h"
 #include "procfs.h"
 #include "topology.h"
 #include "x3d.h"
@@ -43,7 +44,7 @@ static int check_config(const char *path) {
 	char **errors = NULL;
 	int r;
 
-	r = manager_load_config(path, true, &c, &t, &errors);
+	r = setup_load(path, true, &c, &t, &errors);
 	if (r < 0) {
 		for (char **e = errors; e && *e; e++)
 			fprintf(stderr, "%s\n", *e);
@@ -77,7 +78,7 @@ static int x3d_mode_apply(const char *config_path) {
 	char **errors = NULL;
 	int r;
 
-	r = manager_load_config(path, config_path != NULL, &c, &t, &errors);
+	r = setup_load(path, config_path != NULL, &c, &t, &errors);
 	if (r < 0) {
 		log_errors(errors, path, r);
 		config_errors_free(errors);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "placements.h"
+#include "setup.h"
 #include "prober.h"
 #include "procfs.h"
 #include "ruler.h"
@@ -67,102 +67,6 @@ struct manager {
 	struct manager_stats stats;
 	int metrics_file_error;    /* of the last write of metrics_file, 0 or -errno */
 };
-
-/* ---- configuration ---------------------------------------------------- */
-
-static char *strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *strdupf(const char *fmt, ...) {
-	va_list ap;
-	char *s;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	return r < 0 ? NULL : s;
-}
-
-static int strv_push(char ***strv, size_t *n, char *s) {
-	char **p;
-
-	if (!s)
-		return -ENOMEM;
-	p = realloc(*strv, (*n + 2) * sizeof(*p));
-	if (!p) {
-		free(s);
-		return -ENOMEM;
-	}
-	p[(*n)++] = s;
-	p[*n] = NULL;
-	*strv = p;
-	return 0;
-}
-
-/* Rules name CCXs by index; only the topology can say whether they exist. */
-static int check_rules_fit(const struct config *c, const struct topology *t, char ***errors) {
-	size_t n = 0;
-
-	*errors = NULL;
-	for (size_t i = 0; i < c->n_rules; i++) {
-		const struct rule *r = &c->rules[i];
-		const char *file = r->file ? r->file : c->path;
-		for (size_t k = 0; k < r->n_ccx; k++) {
-			char *msg;
-			if (r->ccx[k] < t->n_ccx && t->ccx[r->ccx[k]].usable)
-				continue;
-			if (r->ccx[k] < t->n_ccx)
-				msg = strdupf("%s:%u: ccx %u has no online CPU", file, r->ccx_line, r->ccx[k]);
-			else
-				msg = strdupf("%s:%u: ccx %u does not exist: topology %s has %u CCX%s (0-%u)",
-					      file, r->ccx_line, r->ccx[k], t->source, t->n_ccx,
-					      t->n_ccx == 1 ? "" : "s", t->n_ccx ? t->n_ccx - 1 : 0);
-			if (strv_push(errors, &n, msg) < 0)
-				return -ENOMEM;
-		}
-	}
-	return n ? -EINVAL : 0;
-}
-
-int manager_load_config(const char *path, bool explicit_path, struct config **ret_config,
-			struct topology **ret_topology, char ***errors) {
-	struct config *c = NULL;
-	struct topology *t = NULL;
-	char *error = NULL;
-	int r;
-
-	*errors = NULL;
-	/* The default file may be missing; its drop-ins and presets still
-	 * count. A file named on the command line must be there. */
-	r = config_load_from(&(struct config_sources){ .path = path, .presets = config_presets_for(path),
-						       .path_optional = !explicit_path },
-			     &c, errors);
-	if (r < 0)
-		return r;
-	if (!c->path)
-		log_notice("%s does not exist, running with the defaults and %s", path,
-			   c->n_files ? "the rules of its drop-ins" : "no rules");
-
-	r = topology_load(c->topology, &t, &error);
-	if (r < 0) {
-		size_t n = 0;
-		char *msg = strdupf("%s: topology %s: %s", c->path ? c->path : path, c->topology,
-				    error ? error : strerror(-r));
-		free(error);
-		config_free(c);
-		if (strv_push(errors, &n, msg) < 0)
-			return -ENOMEM;
-		return -EINVAL;
-	}
-	r = check_rules_fit(c, t, errors);
-	if (r < 0) {
-		config_free(c);
-		topology_free(t);
-		return r;
-	}
-	*ret_config = c;
-	*ret_topology = t;
-	return 0;
-}
 
 /* Process events that ccxd needs: renames always; execs unless the exec
  * programs tell of them; forks only while a spread process must place each
@@ -460,7 +364,7 @@ int manager_reload(struct manager *m, char ***errors) {
 
 	/* Type=notify-reload wants the time of the reload with it. */
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)util_usec(CLOCK_MONOTONIC));
-	r = manager_load_config(m->config_path, m->config_path_explicit, &c, &t, errors);
+	r = setup_load(m->config_path, m->config_path_explicit, &c, &t, errors);
 	if (r < 0) {
 		m->stats.reload_failures++;
 		log_error("Reload failed, keeping the running configuration:");
@@ -648,7 +552,7 @@ int manager_new(const char *config_path, struct manager **ret, char ***errors) {
 		manager_free(m);
 		return -ENOMEM;
 	}
-	r = manager_load_config(m->config_path, m->config_path_explicit, &m->config, &m->topology, errors);
+	r = setup_load(m->config_path, m->config_path_explicit, &m->config, &m->topology, errors);
 	if (r < 0) {
 		manager_free(m);
 		return r;

@@ -30,12 +30,6 @@ int manager_start(struct manager *m);
 int manager_run(struct manager *m);
 void manager_free(struct manager *m);
 
-/* Loads config and topology into fresh structs and checks that the rules fit
- * the topology, without touching any running daemon: --check-config and
- * reload share it. */
-int manager_load_config(const char *path, bool explicit_path, struct config **ret_config,
-			struct topology **ret_topology, char ***errors);
-
 /* Parses the config again and swaps it in only when it is valid; a bad file
  * leaves everything as it was and returns -EINVAL with *errors set. */
 int manager_reload(struct manager *m, char ***errors);
