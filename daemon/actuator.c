@@ -131,6 +131,10 @@ int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t 
 	return r < 0 ? r : 0;
 }
 
+int actuator_apply_main(pid_t pid, const cpu_set_t *mask) {
+	return sched_setaffinity(pid, sizeof(*mask), mask) < 0 ? -errno : 0;
+}
+
 int actuator_apply_thread(int pidfd, pid_t tid, const cpu_set_t *mask) {
 	if (!actuator_alive(pidfd))
 		return -ESRCH;

@@ -63,8 +63,8 @@ int autoplace_new(const char *root, enum sampler_reading reading, enum sampler_c
 
 /* A member's entry, while it is still the policy's: NULL when the process
  * is gone, or a rule or a hand took it (its placement is theirs then). */
-static struct placement *member_entry(const struct autoplace *a, const struct autoplace_member *mb) {
-	struct placement *p = placements_get(a->placements, mb->pid);
+static const struct placement *member_entry(const struct autoplace *a, const struct autoplace_member *mb) {
+	const struct placement *p = placements_get(a->placements, mb->pid);
 
 	return p && p->start_time == mb->start_time && p->owner == PLACEMENT_AUTO ? p : NULL;
 }
@@ -72,7 +72,7 @@ static struct placement *member_entry(const struct autoplace *a, const struct au
 /* Every member gets its original back, and is the policy's no more. */
 static void release(struct autoplace *a, struct autoplace_group *g) {
 	for (size_t i = 0; i < g->n_members; i++) {
-		struct placement *p = member_entry(a, &g->members[i]);
+		const struct placement *p = member_entry(a, &g->members[i]);
 		if (p) {
 			placements_give_back(a->placements, p);
 			placements_remove(a->placements, p->pid);
@@ -122,11 +122,11 @@ static bool is_member(const struct autoplace_group *g, pid_t pid) {
 /* Takes hold of pid for g, and what its cgroup cpuset allows it. -EPERM
  * when somebody else narrowed its affinity: such a process is not ours to
  * move. */
-static struct placement *hold(struct autoplace *a, const struct topology *t, struct autoplace_group *g, pid_t pid,
+static const struct placement *hold(struct autoplace *a, const struct topology *t, struct autoplace_group *g, pid_t pid,
 			      cpu_set_t *allowed, int *ret) {
 	struct autoplace_member *grown;
 	struct procfs_stat st;
-	struct placement *p;
+	const struct placement *p;
 	bool fresh;
 	int r;
 
@@ -179,7 +179,7 @@ static int move(struct autoplace *a, const struct topology *t, struct autoplace_
 		pid_t pid = g->group.pids[i];
 		cpu_set_t allowed, target;
 		int r = 0;
-		struct placement *p = hold(a, t, g, pid, &allowed, &r);
+		const struct placement *p = hold(a, t, g, pid, &allowed, &r);
 
 		if (r == -ESRCH || r == -ENOENT)
 			continue;   /* gone meanwhile: one member less */

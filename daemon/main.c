@@ -10,6 +10,7 @@
 #include "config.h"
 #include "log.h"
 #include "manager.h"
+#include "slice.h"
 #include "setup.h"
 #include "procfs.h"
 #include "topology.h"
@@ -185,6 +186,15 @@ int main(int argc, char **argv) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+
+	/* Before anything is forked: the probe worker starts with the kernel's
+	 * own slice. */
+	char why[160];
+	if (slice_shorten(why, sizeof(why)) < 0)
+		log_notice("Running with the kernel's default time slice, so a pin at exec may wait for a program "
+			   "computing on ccxd's CPU to use up its own: %s", why);
+	else
+		log_debug("Time slice: %d us", SLICE_USEC);
 
 	r = manager_new(config_path, &m, &errors);
 	if (r < 0) {

@@ -12,7 +12,6 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
-#include "actuator.h"
 #include "caps.h"
 #include "autoplace.h"
 #include "control.h"
@@ -435,11 +434,11 @@ int manager_reload(struct manager *m, char ***errors) {
 	return 0;
 }
 
-int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct placement **ret) {
+int manager_pin(struct manager *m, pid_t pid, unsigned ccx, const struct placement **ret) {
 	return ruler_pin(m->ruler, pid, ccx, ret);
 }
 
-int manager_unpin(struct manager *m, pid_t pid, struct placement **ret) {
+int manager_unpin(struct manager *m, pid_t pid, const struct placement **ret) {
 	return ruler_unpin(m->ruler, pid, ret);
 }
 
@@ -560,7 +559,7 @@ int manager_new(const char *config_path, struct manager **ret, char ***errors) {
 	r = procfs_read_online_cpus(m->root, &m->online);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to read the online CPUs, using this process's affinity: %m");
-		actuator_get(0, &m->online);
+		placements_affinity(0, &m->online);
 	}
 	m->started_usec = util_usec(CLOCK_REALTIME);
 	*ret = m;

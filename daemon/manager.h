@@ -38,8 +38,8 @@ int manager_reload(struct manager *m, char ***errors);
  * -ESRCH (no such process), -ENOENT (no such CCX), -EPERM (kernel thread),
  * -EXDEV (its cgroup cpuset excludes that CCX), -ENOTCONN (not pinned),
  * -ECANCELED (mode = off), other -errno from the kernel. */
-int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct placement **ret);
-int manager_unpin(struct manager *m, pid_t pid, struct placement **ret);
+int manager_pin(struct manager *m, pid_t pid, unsigned ccx, const struct placement **ret);
+int manager_unpin(struct manager *m, pid_t pid, const struct placement **ret);
 
 
 /* What it is doing, as a view for reports (status.h): valid until the

@@ -511,7 +511,7 @@ static void reply_process(const struct manager *m, struct control_call *call, co
 static void pin(void *userdata, struct control_call *call) {
 	struct manager *m = userdata;
 	long long pid, ccx;
-	struct placement *p;
+	const struct placement *p;
 	int r;
 
 	if (!int_parameter(call, "pid", 1, INT_MAX, &pid) || !int_parameter(call, "ccx", 0, CPU_SETSIZE - 1, &ccx))
@@ -525,7 +525,7 @@ static void pin(void *userdata, struct control_call *call) {
 static void unpin(void *userdata, struct control_call *call) {
 	struct manager *m = userdata;
 	long long pid;
-	struct placement *p;
+	const struct placement *p;
 	int r;
 
 	if (!int_parameter(call, "pid", 1, INT_MAX, &pid))

@@ -7,42 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/pidfd.h>
 #include <unistd.h>
 
 #include "actuator.h"
 #include "cpulist.h"
 #include "log.h"
+#include "placements-table.h"
 #include "util.h"
-
-/* The ledger is written at most this often: a storm of rule-matched execs
- * would otherwise write it for every one (30 us on a tmpfs, ten times that
- * on a disk). */
-#define LEDGER_GAP_USEC (100 * 1000)
-
-/* Chained hash on pid: a few thousand entries at most, each looked up on
- * every fork/exec/exit event, so lookups must be O(1). */
-struct entry {
-	struct placement p;
-	struct entry *next;
-};
-
-struct placements {
-	sd_event *event;
-	const char *root;
-	struct entry **buckets;
-	size_t n_buckets;          /* a power of two */
-	size_t size;
-	struct placements_stats stats;
-	char *runtime_dir;         /* where the ledger goes; NULL: nowhere */
-	sd_event_source *ledger_sync;  /* writes it, once per burst of changes */
-	uint64_t ledger_usec;      /* CLOCK_MONOTONIC of the last write */
-	char *ledger_text;         /* what was last written, NULL when nothing is owed */
-	int ledger_error;          /* of the last write, 0 or -errno: logged when it changes */
-	bool ledger_kept;          /* the last ccxd's could not all be taken back: never rewritten */
-	int exits;                 /* epoll of every entry's pidfd: readable once its process is gone */
-	void (*observer)(void *userdata, pid_t pid, bool in);
-	void *observer_data;
-};
 
 static size_t bucket_of(size_t n_buckets, pid_t pid) {
 	return ((size_t)pid * 2654435761u) & (n_buckets - 1);
@@ -59,8 +31,6 @@ const char *placement_state_to_string(enum placement_state s) {
 	return "unknown";
 }
 
-static int on_ledger_sync(sd_event_source *s, uint64_t usec, void *userdata);
-
 int placements_new(sd_event *event, const char *root, const char *runtime_dir, struct placements **ret) {
 	struct placements *pl = calloc(1, sizeof(*pl));
 	int r;
@@ -70,6 +40,7 @@ int placements_new(sd_event *event, const char *root, const char *runtime_dir, s
 	pl->event = event;
 	pl->root = root;
 	pl->n_buckets = 256;
+	pl->early_pidfd = -1;
 	pl->buckets = calloc(pl->n_buckets, sizeof(*pl->buckets));
 	pl->exits = epoll_create1(EPOLL_CLOEXEC);
 	if (pl->exits < 0) {
@@ -82,7 +53,7 @@ int placements_new(sd_event *event, const char *root, const char *runtime_dir, s
 		return -ENOMEM;
 	}
 	if (pl->runtime_dir && event) {
-		r = sd_event_add_time(event, &pl->ledger_sync, CLOCK_MONOTONIC, 0, 1000, on_ledger_sync, pl);
+		r = sd_event_add_time(event, &pl->ledger_sync, CLOCK_MONOTONIC, 0, 1000, placements_on_ledger_sync, pl);
 		if (r < 0) {
 			placements_free(pl);
 			return r;
@@ -112,6 +83,8 @@ void placements_free(struct placements *pl) {
 			entry_free(e);
 		}
 	sd_event_source_disable_unref(pl->ledger_sync);
+	if (pl->early_pidfd >= 0)
+		close(pl->early_pidfd);
 	if (pl->exits >= 0)
 		close(pl->exits);
 	free(pl->buckets);
@@ -125,7 +98,7 @@ void placements_observe(struct placements *pl, void (*observer)(void *userdata, 
 	pl->observer_data = userdata;
 }
 
-struct placement *placements_get(const struct placements *pl, pid_t pid) {
+const struct placement *placements_get(const struct placements *pl, pid_t pid) {
 	for (struct entry *e = pl->buckets[bucket_of(pl->n_buckets, pid)]; e; e = e->next)
 		if (e->p.pid == pid)
 			return &e->p;
@@ -136,7 +109,7 @@ size_t placements_count(const struct placements *pl) {
 	return pl->size;
 }
 
-struct placement *placements_next(const struct placements *pl, const struct placement *p) {
+const struct placement *placements_next(const struct placements *pl, const struct placement *p) {
 	size_t i = 0;
 
 	if (p) {
@@ -236,8 +209,8 @@ static struct placement *add(struct placements *pl, const struct procfs_stat *st
 	return p;
 }
 
-struct placement *placements_track(struct placements *pl, const struct procfs_stat *st) {
-	struct placement *p = placements_get(pl, st->pid);
+const struct placement *placements_track(struct placements *pl, const struct procfs_stat *st) {
+	struct placement *p = placements_entry(placements_get(pl, st->pid));
 	int fd;
 
 	if (p && p->start_time == st->start_time) {
@@ -254,17 +227,7 @@ struct placement *placements_track(struct placements *pl, const struct procfs_st
 	return add(pl, st, fd);
 }
 
-struct placement *placements_track_opened(struct placements *pl, const struct procfs_stat *st, int pidfd) {
-	/* Alive now, the pidfd's process had the pid all along since it was
-	 * opened: st, read in between, is its own. */
-	if (placements_get(pl, st->pid) || !actuator_alive(pidfd)) {
-		errno = ESRCH;
-		return NULL;
-	}
-	return add(pl, st, pidfd);
-}
-
-int placement_set_rule(struct placement *p, const char *rule) {
+int placements_entry_set_rule(struct placement *p, const char *rule) {
 	char *copy = NULL;
 
 	if (rule && !(copy = strdup(rule)))
@@ -272,6 +235,15 @@ int placement_set_rule(struct placement *p, const char *rule) {
 	free(p->rule);
 	p->rule = copy;
 	return 0;
+}
+
+int placements_rule(struct placements *pl, const struct placement *p, const char *rule) {
+	struct placement *e = placements_entry(p);
+
+	(void)pl;
+	e->owner = PLACEMENT_RULE;
+	e->inherited_from = 0;
+	return placements_entry_set_rule(e, rule);
 }
 
 /* Takes ownership of tids (n, in any order): the threads given a set, and
@@ -288,7 +260,7 @@ static bool spread_placed(const struct placement *p, pid_t tid) {
 	return p->n_spread_placed && bsearch(&tid, p->spread_placed, p->n_spread_placed, sizeof(tid), util_compare_pid);
 }
 
-void placement_set_spread(struct placement *p, cpu_set_t *sets, size_t n) {
+static void set_spread(struct placement *p, cpu_set_t *sets, size_t n) {
 	free(p->spread);
 	p->spread = sets;
 	p->n_spread = sets ? n : 0;
@@ -296,11 +268,17 @@ void placement_set_spread(struct placement *p, cpu_set_t *sets, size_t n) {
 	set_spread_placed(p, NULL, 0);
 }
 
-void placement_set_reason(struct placement *p, const char *fmt, ...) {
+void placements_set_spread(struct placements *pl, const struct placement *p, cpu_set_t *sets, size_t n) {
+	(void)pl;
+	set_spread(placements_entry(p), sets, n);
+}
+
+void placements_set_reason(struct placements *pl, const struct placement *p, const char *fmt, ...) {
 	va_list ap;
 
+	(void)pl;
 	va_start(ap, fmt);
-	vsnprintf(p->reason, sizeof(p->reason), fmt, ap);
+	vsnprintf(placements_entry(p)->reason, sizeof(p->reason), fmt, ap);
 	va_end(ap);
 }
 
@@ -309,11 +287,16 @@ int placements_original_of(const struct placement *p, cpu_set_t *ret) {
 		*ret = p->original;   /* what an earlier owner kept is the process's own */
 		return 0;
 	}
-	return actuator_get(p->pid, ret) < 0 ? -ESRCH : 0;
+	return placements_affinity(p->pid, ret);
 }
 
-int placements_claim(struct placements *pl, struct placement *p, enum placement_owner owner, const char *rule,
-		     const cpu_set_t *allowed, bool force, const cpu_set_t *known) {
+int placements_affinity(pid_t pid, cpu_set_t *ret) {
+	return actuator_get(pid, ret) < 0 ? -ESRCH : 0;
+}
+
+int placements_claim(struct placements *pl, const struct placement *entry, enum placement_owner owner,
+		     const char *rule, const cpu_set_t *allowed, bool force, const cpu_set_t *known) {
+	struct placement *p = placements_entry(entry);
 	cpu_set_t current;
 	int r;
 
@@ -325,7 +308,7 @@ int placements_claim(struct placements *pl, struct placement *p, enum placement_
 	/* Narrower than everything it may use: somebody chose that by hand. */
 	if (!cpulist_is_subset(allowed, &current) && !force)
 		return -EPERM;
-	r = placement_set_rule(p, owner == PLACEMENT_RULE ? rule : NULL);
+	r = placements_entry_set_rule(p, owner == PLACEMENT_RULE ? rule : NULL);
 	if (r < 0)
 		return r;
 	p->owner = owner;
@@ -335,7 +318,15 @@ int placements_claim(struct placements *pl, struct placement *p, enum placement_
 	return 0;
 }
 
-int placements_pin(struct placements *pl, struct placement *p, const cpu_set_t *cpus) {
+static void pinned(struct placements *pl, struct placement *p, const cpu_set_t *cpus) {
+	p->cpus = *cpus;
+	p->state = PLACEMENT_PINNED;
+	pl->stats.pins++;
+	placements_owe_changed(pl);
+}
+
+int placements_pin(struct placements *pl, const struct placement *entry, const cpu_set_t *cpus) {
+	struct placement *p = placements_entry(entry);
 	int r;
 
 	p->cpus = *cpus;
@@ -355,18 +346,22 @@ int placements_pin(struct placements *pl, struct placement *p, const cpu_set_t *
 		return log_warning_errno(r, "Failed to set the affinity of %s[%d] to %s: %m", p->comm, (int)p->pid,
 					 cpulist_format(cpus, list, sizeof(list)));
 	}
-	placements_pinned(pl, p, cpus);
+	pinned(pl, p, cpus);
 	return 0;
 }
 
-void placements_pinned(struct placements *pl, struct placement *p, const cpu_set_t *cpus) {
-	p->cpus = *cpus;
-	p->state = PLACEMENT_PINNED;
-	pl->stats.pins++;
-	placements_owe_changed(pl);
+void placements_decide(struct placements *pl, const struct placement *entry, enum placement_state state,
+		       const cpu_set_t *cpus) {
+	struct placement *p = placements_entry(entry);
+
+	(void)pl;
+	p->state = state;
+	if (cpus)
+		p->cpus = *cpus;
 }
 
-int placements_give_back(struct placements *pl, struct placement *p) {
+int placements_give_back(struct placements *pl, const struct placement *entry) {
+	struct placement *p = placements_entry(entry);
 	int r;
 
 	if (p->state != PLACEMENT_PINNED || !p->have_original)
@@ -376,18 +371,98 @@ int placements_give_back(struct placements *pl, struct placement *p) {
 		return r;
 	if (r < 0)
 		return log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", p->comm, (int)p->pid);
-	placement_set_spread(p, NULL, 0);
+	set_spread(p, NULL, 0);
 	p->state = PLACEMENT_SKIPPED;
 	pl->stats.restores++;
 	placements_owe_changed(pl);
 	return 0;
 }
 
+int placements_release(struct placements *pl, const struct placement *p) {
+	int r = placements_give_back(pl, p);
+
+	if (r < 0)
+		return r;
+	placements_entry(p)->state = PLACEMENT_RELEASED;
+	placements_set_reason(pl, p, "released by hand; left alone until it executes a new program");
+	placements_owe_changed(pl);   /* left alone across a restart too */
+	return 0;
+}
+
+/* ---- the pin at exec --------------------------------------------------- */
+
+int placements_pin_early(struct placements *pl, pid_t pid, const cpu_set_t *expected, const cpu_set_t *cpus) {
+	cpu_set_t current;
+	int fd, r;
+
+	placements_settle_early(pl);
+	fd = pidfd_open(pid, 0);
+	if (fd < 0)
+		return -errno;
+	r = actuator_get(pid, &current) < 0 ? -ESRCH : !CPU_EQUAL(&current, expected) ? -ESTALE : 0;
+	/* The main thread alone, at once: the threads it makes inherit it, and
+	 * those made already are the full decision's. */
+	if (r == 0)
+		r = actuator_apply_main(pid, cpus);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	pl->early = (struct placement_early){ .pid = pid, .original = current, .cpus = *cpus };
+	pl->early_pidfd = fd;
+	return 0;
+}
+
+const struct placement_early *placements_early(const struct placements *pl) {
+	return pl->early.pid ? &pl->early : NULL;
+}
+
+const struct placement *placements_track_early(struct placements *pl, const struct procfs_stat *st) {
+	const struct placement *p;
+
+	/* Alive now, the pidfd's process had the pid all along since it was
+	 * opened: st, read in between, is its own. */
+	if (!pl->early.pid || st->pid != pl->early.pid || pl->early_pidfd < 0 || placements_get(pl, st->pid) ||
+	    !actuator_alive(pl->early_pidfd)) {
+		errno = ESRCH;
+		return NULL;
+	}
+	p = add(pl, st, pl->early_pidfd);
+	if (p)
+		pl->early_pidfd = -1;   /* the entry's now */
+	return p;
+}
+
+bool placements_confirm_early(struct placements *pl, const struct placement *p, const struct procfs_stat *st,
+			      const cpu_set_t *cpus) {
+	if (!pl->early.pid || p->pid != pl->early.pid || st->threads != 1 || p->n_spread > 0 ||
+	    !CPU_EQUAL(cpus, &pl->early.cpus))
+		return false;
+	pinned(pl, placements_entry(p), cpus);
+	return true;
+}
+
+void placements_settle_early(struct placements *pl) {
+	const struct placement *p = pl->early.pid ? placements_get(pl, pl->early.pid) : NULL;
+	/* The entry took the pidfd over when it was made for this process. */
+	int fd = pl->early_pidfd >= 0 ? pl->early_pidfd : p ? p->pidfd : -1;
+
+	if (!pl->early.pid)
+		return;
+	if (fd >= 0 && !(p && p->state == PLACEMENT_PINNED) &&
+	    actuator_apply(pl->root, pl->early.pid, fd, &pl->early.original) == 0)
+		log_debug("Took back the early pin of %d: the rules did not keep it", (int)pl->early.pid);
+	if (pl->early_pidfd >= 0)
+		close(pl->early_pidfd);
+	pl->early = (struct placement_early){ .pid = 0 };
+	pl->early_pidfd = -1;
+}
+
 /* ---- children ---------------------------------------------------------- */
 
-struct placement *placements_inherit(struct placements *pl, const struct procfs_stat *st,
-				     const struct placement *parent) {
-	struct placement *child = placements_track(pl, st);
+const struct placement *placements_inherit(struct placements *pl, const struct procfs_stat *st,
+					   const struct placement *parent) {
+	struct placement *child = placements_entry(placements_track(pl, st));
 
 	if (!child)
 		return NULL;
@@ -401,10 +476,10 @@ struct placement *placements_inherit(struct placements *pl, const struct procfs_
 		cpu_set_t *sets = malloc(parent->n_spread * sizeof(*sets));
 		if (sets)
 			memcpy(sets, parent->spread, parent->n_spread * sizeof(*sets));
-		placement_set_spread(child, sets, sets ? parent->n_spread : 0);
+		set_spread(child, sets, sets ? parent->n_spread : 0);
 	}
-	placement_set_rule(child, parent->rule);
-	placement_set_reason(child, "inherited from %s[%d]", parent->comm, (int)parent->pid);
+	placements_entry_set_rule(child, parent->rule);
+	placements_set_reason(pl, child, "inherited from %s[%d]", parent->comm, (int)parent->pid);
 	if (child->state == PLACEMENT_PINNED)
 		placements_owe_changed(pl);
 	return child;
@@ -416,7 +491,7 @@ static bool follows_children(const struct placement *p) {
 }
 
 bool placements_adopt_if_inherited(struct placements *pl, const struct procfs_stat *st) {
-	struct placement *parent = placements_get(pl, st->ppid), *child;
+	const struct placement *parent = placements_get(pl, st->ppid), *child;
 	cpu_set_t current;
 
 	if (!parent || !follows_children(parent) || actuator_get(st->pid, &current) < 0)
@@ -448,7 +523,7 @@ static pid_t *pids_where(const struct placements *pl, bool (*keep)(const struct 
 	pid_t *pids = malloc((pl->size + 1) * sizeof(*pids));
 
 	*n = 0;
-	for (struct placement *p = placements_next(pl, NULL); pids && p; p = placements_next(pl, p))
+	for (const struct placement *p = placements_next(pl, NULL); pids && p; p = placements_next(pl, p))
 		if (keep(p))
 			pids[(*n)++] = p->pid;
 	return pids;
@@ -549,7 +624,9 @@ static void spread_note(struct placement *p, pid_t tid) {
 	p->n_spread_placed++;
 }
 
-void placements_spread_thread(struct placements *pl, struct placement *p, pid_t tid) {
+void placements_spread_thread(struct placements *pl, const struct placement *entry, pid_t tid) {
+	struct placement *p = placements_entry(entry);
+
 	(void)pl;
 	if (p->state != PLACEMENT_PINNED || p->n_spread == 0 || spread_placed(p, tid))
 		return;
@@ -557,7 +634,8 @@ void placements_spread_thread(struct placements *pl, struct placement *p, pid_t 
 	spread_note(p, tid);
 }
 
-void placements_spread_catch_up(struct placements *pl, struct placement *p) {
+void placements_spread_catch_up(struct placements *pl, const struct placement *entry) {
+	struct placement *p = placements_entry(entry);
 	pid_t *tasks;
 	size_t n;
 
@@ -567,215 +645,6 @@ void placements_spread_catch_up(struct placements *pl, struct placement *p) {
 		if (!spread_placed(p, tasks[i]))
 			actuator_apply_thread(p->pidfd, tasks[i], &p->spread[p->spread_next++ % p->n_spread]);
 	set_spread_placed(p, tasks, n);   /* those that ended are forgotten */
-}
-
-/* ---- the ledger -------------------------------------------------------- */
-
-void placements_owe_changed(struct placements *pl) {
-	int enabled = SD_EVENT_OFF;
-	uint64_t now, at;
-
-	if (!pl->ledger_sync || sd_event_source_get_enabled(pl->ledger_sync, &enabled) < 0 || enabled != SD_EVENT_OFF)
-		return;   /* a write is due already */
-	if (sd_event_now(pl->event, CLOCK_MONOTONIC, &now) < 0)
-		return;
-	at = pl->ledger_usec + LEDGER_GAP_USEC > now ? pl->ledger_usec + LEDGER_GAP_USEC : now;
-	sd_event_source_set_time(pl->ledger_sync, at);
-	sd_event_source_set_enabled(pl->ledger_sync, SD_EVENT_ONESHOT);
-}
-
-static enum ledger_owner ledger_owner_of(const struct placement *p) {
-	if (p->state == PLACEMENT_RELEASED)
-		return LEDGER_RELEASED;
-	return p->owner == PLACEMENT_AUTO ? LEDGER_AUTO : p->rule ? LEDGER_RULE : LEDGER_HAND;
-}
-
-/* Every process whose affinity ccxd changed and has not given back, and
- * those released by hand (left alone across a restart too). */
-static int collect_owed(const struct placements *pl, struct ledger_entry **ret, size_t *ret_n) {
-	struct ledger_entry *e = calloc(pl->size + 1, sizeof(*e));
-	size_t n = 0;
-
-	if (!e)
-		return -ENOMEM;
-	for (const struct placement *p = placements_next(pl, NULL); p; p = placements_next(pl, p)) {
-		struct ledger_entry *x = &e[n];
-		if ((p->state != PLACEMENT_PINNED && p->state != PLACEMENT_RELEASED) || !p->have_original)
-			continue;
-		*x = (struct ledger_entry){ .pid = p->pid, .start_time = p->start_time, .owner = ledger_owner_of(p),
-					    .inherited_from = p->inherited_from, .original = p->original,
-					    .cpus = p->state == PLACEMENT_RELEASED ? p->original : p->cpus };
-		memcpy(x->comm, p->comm, sizeof(x->comm));
-		snprintf(x->rule, sizeof(x->rule), "%s", x->owner == LEDGER_RULE ? p->rule : "");
-		n++;
-	}
-	*ret = e;
-	*ret_n = n;
-	return 0;
-}
-
-static int compare_entry(const void *a, const void *b) {
-	pid_t x = ((const struct ledger_entry *)a)->pid, y = ((const struct ledger_entry *)b)->pid;
-
-	return (x > y) - (x < y);
-}
-
-int placements_sync_ledger(struct placements *pl) {
-	struct ledger_entry *e;
-	size_t n;
-	char *text;
-	int r;
-
-	if (!pl->runtime_dir || pl->ledger_kept)
-		return 0;
-	r = collect_owed(pl, &e, &n);
-	if (r >= 0) {
-		qsort(e, n, sizeof(*e), compare_entry);   /* the same text for the same debts */
-		r = ledger_format(e, n, &text);
-		free(e);
-	}
-	if (r < 0)
-		return log_warning_errno(r, "Failed to list the original affinities owed: %m");
-	if (pl->ledger_text && strcmp(text, pl->ledger_text) == 0) {
-		free(text);
-		return 0;
-	}
-	r = n > 0 ? ledger_write(pl->runtime_dir, text) : ledger_remove(pl->runtime_dir);
-	if (r < 0) {
-		/* Once per kind of failure: it is retried at every change. */
-		if (r != pl->ledger_error)
-			log_warning_errno(r, "Failed to write %s/%s; a restart after a crash would not know the "
-					  "original affinities: %m", pl->runtime_dir, LEDGER_FILE);
-		pl->ledger_error = r;
-		free(text);
-		return r;
-	}
-	if (pl->ledger_error)
-		log_info("Wrote %s/%s again", pl->runtime_dir, LEDGER_FILE);
-	pl->ledger_error = 0;
-	free(pl->ledger_text);
-	pl->ledger_text = text;
-	return 0;
-}
-
-static int on_ledger_sync(sd_event_source *s, uint64_t usec, void *userdata) {
-	struct placements *pl = userdata;
-
-	(void)s;
-	pl->ledger_usec = usec;
-	placements_sync_ledger(pl);
-	return 0;
-}
-
-/* Puts e's process back as it was, when a restarted ccxd will not keep it. */
-static void give_back_entry(struct placements *pl, const struct ledger_entry *e, const char *why) {
-	char list[CPULIST_MAX];
-	int fd = actuator_open(pl->root, e->pid, e->start_time), r;
-
-	if (fd < 0)
-		return;
-	r = actuator_apply(pl->root, e->pid, fd, &e->original);
-	close(fd);
-	if (r < 0 && r != -ESRCH)
-		log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", e->comm, (int)e->pid);
-	else if (r >= 0) {
-		pl->stats.restores++;
-		log_info("Restored %s[%d] to CPUs %s, as before ccxd last ran: %s", e->comm, (int)e->pid,
-			 cpulist_format(&e->original, list, sizeof(list)), why);
-	}
-}
-
-/* e's process, still running as the killed ccxd left it: taken back.
- * -ENOMEM when there was no memory for its entry. */
-static int take_back(struct placements *pl, const struct ledger_entry *e, const struct procfs_stat *st) {
-	struct placement *p = placements_track(pl, st);
-
-	if (!p)
-		return errno == ENOMEM ? -ENOMEM : 0;
-	p->original = e->original;
-	p->have_original = true;
-	if (e->owner == LEDGER_RELEASED) {
-		/* Left alone until it executes another program, restart or not. */
-		p->state = PLACEMENT_RELEASED;
-		placement_set_reason(p, "released by hand; left alone until it executes a new program");
-		return 0;
-	}
-	p->owner = e->owner == LEDGER_RULE ? PLACEMENT_RULE : PLACEMENT_HAND;
-	p->state = PLACEMENT_PINNED;
-	p->cpus = e->cpus;
-	p->inherited_from = e->inherited_from;
-	placement_set_rule(p, e->owner == LEDGER_RULE ? e->rule : NULL);
-	placement_set_reason(p, e->owner == LEDGER_HAND ? "pinned by hand (before ccxd restarted)"
-			     : "rule %s (before ccxd restarted)", e->rule);
-	pl->stats.readopted++;
-	return 0;
-}
-
-/* Out of memory while taking back what a killed ccxd owed: what its ledger
- * names is not all known here, so the file stays as it is, for the next
- * start to take back, and what is owed from now on is not written. */
-static void keep_ledger(struct placements *pl) {
-	pl->ledger_kept = true;
-	log_error("Out of memory taking back what ccxd had placed before it restarted: %s/%s stays as it is, "
-		  "and is not rewritten until the next start", pl->runtime_dir, LEDGER_FILE);
-}
-
-int placements_readopt(struct placements *pl, const struct placements_readopt_ops *ops, void *userdata) {
-	struct ledger_entry *e;
-	size_t n;
-	char *error = NULL;
-	int r;
-
-	if (!pl->runtime_dir)
-		return 0;
-	r = ledger_read(pl->runtime_dir, &e, &n, &error);
-	if (r == -ENOENT)
-		return 0;
-	if (r == -ENOMEM) {
-		keep_ledger(pl);
-		return r;
-	}
-	if (r < 0) {
-		log_warning("Ignoring %s/%s: %s", pl->runtime_dir, LEDGER_FILE, error ? error : strerror(-r));
-		free(error);
-		placements_owe_changed(pl);   /* replaced by what is owed now */
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct procfs_stat st;
-		cpu_set_t current;
-		const char *why;
-
-		if (procfs_read_stat(pl->root, e[i].pid, &st) < 0 || st.start_time != e[i].start_time ||
-		    actuator_get(e[i].pid, &current) < 0) {
-			e[i].pid = 0;   /* gone: nothing owed */
-			continue;
-		}
-		if (e[i].owner != LEDGER_RELEASED && !cpulist_is_subset(&current, &e[i].cpus)) {
-			log_info("%s[%d] was moved by somebody else since ccxd last ran; leaving it alone", e[i].comm,
-				 (int)e[i].pid);
-			e[i].pid = 0;
-			continue;
-		}
-		why = e[i].owner == LEDGER_RELEASED ? NULL : ops->keep(userdata, &e[i]);
-		if (why) {
-			give_back_entry(pl, &e[i], why);
-			e[i].pid = 0;
-		} else if (take_back(pl, &e[i], &st) == -ENOMEM) {
-			keep_ledger(pl);
-			e[i].pid = 0;
-		}
-	}
-	if (pl->stats.readopted)
-		log_info("Took back %" PRIu64 " process%s that ccxd had placed before it restarted", pl->stats.readopted,
-			 pl->stats.readopted == 1 ? "" : "es");
-	/* Under the rules as they are now, once all are back. */
-	for (size_t i = 0; i < n; i++)
-		if (e[i].pid && e[i].owner == LEDGER_RULE && !e[i].inherited_from)
-			ops->decide(userdata, e[i].pid);
-	free(e);
-	placements_owe_changed(pl);
-	return 0;
 }
 
 struct placements_stats placements_stats(const struct placements *pl) {

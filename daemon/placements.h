@@ -1,10 +1,12 @@
 /* Every process whose affinity ccxd changed or decided about, whoever
  * asked: a rule, a hand (ccxctl pin), the automatic policy. The one owner
  * of affinities and the only caller of the actuator: policies decide, and
- * this module carries the decision out, keeps what each process had before
- * (its original), follows children that inherit a placement, and keeps
- * the originals owed in the runtime directory's ledger, so that a ccxd
- * restarted after a crash gives them back.
+ * this module carries the decision out (the pin at exec included), keeps
+ * what each process had before (its original), follows children that
+ * inherit a placement, and keeps the originals owed in the runtime
+ * directory's ledger (placements-ledger.c), so that a ccxd restarted after
+ * a crash gives them back. Outside this module an entry is read, never
+ * written: every change goes through a verb here.
  *
  * A process is named by its pid and start time: each entry holds a pidfd
  * that names that very process, and that tells when it exits (the entry
@@ -72,11 +74,11 @@ void placements_free(struct placements *pl);
 /* observer is told of every process that enters the table (in) or leaves it. */
 void placements_observe(struct placements *pl, void (*observer)(void *userdata, pid_t pid, bool in), void *userdata);
 
-struct placement *placements_get(const struct placements *pl, pid_t pid);
+const struct placement *placements_get(const struct placements *pl, pid_t pid);
 size_t placements_count(const struct placements *pl);
 /* The entry after p, in no particular order (p NULL: the first), or NULL.
  * Get the next one before removing p. */
-struct placement *placements_next(const struct placements *pl, const struct placement *p);
+const struct placement *placements_next(const struct placements *pl, const struct placement *p);
 
 /* Every entry's pid, into a malloc'd array (NULL when out of memory): to
  * act on each while entries come and go. */
@@ -86,11 +88,7 @@ pid_t *placements_pids(const struct placements *pl, size_t *n);
  * RULE, no original): one of an earlier process with the same pid goes.
  * NULL when the process is gone already (errno ESRCH), or out of memory
  * (ENOMEM). */
-struct placement *placements_track(struct placements *pl, const struct procfs_stat *st);
-/* The same with a pidfd the caller opened before it read st: the entry takes
- * it over when st is that pidfd's process (still alive after st was read);
- * otherwise the caller keeps it, and NULL comes back with errno ESRCH. */
-struct placement *placements_track_opened(struct placements *pl, const struct procfs_stat *st, int pidfd);
+const struct placement *placements_track(struct placements *pl, const struct procfs_stat *st);
 /* Forgets pid, without touching its affinity: it is gone, or not ccxd's. */
 void placements_remove(struct placements *pl, pid_t pid);
 /* Removes the entries of processes that have exited since the last call;
@@ -100,37 +98,83 @@ size_t placements_reap(struct placements *pl);
 /* The original p would be claimed with: what an earlier owner kept, or
  * its affinity now. -ESRCH when it is gone. */
 int placements_original_of(const struct placement *p, cpu_set_t *ret);
+/* The affinity of pid's main thread now (0: ccxd's own). -ESRCH when gone. */
+int placements_affinity(pid_t pid, cpu_set_t *ret);
 
 /* p becomes owner's. Its original is known (the mask the caller saw
  * before it set one itself), or else what it has now, or what an earlier
  * owner kept. -EPERM when that is narrower than allowed and not force:
  * somebody else chose it by hand (nothing is changed then); -ESRCH when it
  * is gone. */
-int placements_claim(struct placements *pl, struct placement *p, enum placement_owner owner, const char *rule,
+int placements_claim(struct placements *pl, const struct placement *p, enum placement_owner owner, const char *rule,
 		     const cpu_set_t *allowed, bool force, const cpu_set_t *known);
+/* p is a rule's (rule: its name), and carries no parent's placement any
+ * more. -ENOMEM: out of memory for the name. */
+int placements_rule(struct placements *pl, const struct placement *p, const char *rule);
 
 /* Sets p's affinity to cpus (with p->spread, the sets thread by thread) and
  * marks it pinned. -ESRCH: gone (the caller removes it); other -errno:
  * refused, logged. */
-int placements_pin(struct placements *pl, struct placement *p, const cpu_set_t *cpus);
-/* Marks p pinned to cpus, which the caller set on every thread it has. */
-void placements_pinned(struct placements *pl, struct placement *p, const cpu_set_t *cpus);
+int placements_pin(struct placements *pl, const struct placement *p, const cpu_set_t *cpus);
+/* A decision that sets no affinity: p is left alone (SKIPPED, IGNORED),
+ * or would be pinned to cpus (DRY_RUN; cpus NULL for the others). */
+void placements_decide(struct placements *pl, const struct placement *p, enum placement_state state,
+		       const cpu_set_t *cpus);
 
 /* Puts back p's original, when ccxd pinned it, and forgets its spread sets;
- * the caller says what p is now (or removes it). -ESRCH: gone. */
-int placements_give_back(struct placements *pl, struct placement *p);
+ * p is SKIPPED then, unless the caller says otherwise (or removes it).
+ * -ESRCH: gone. */
+int placements_give_back(struct placements *pl, const struct placement *p);
+/* The same by hand: p is RELEASED, left alone until it execs again. */
+int placements_release(struct placements *pl, const struct placement *p);
 
-int placement_set_rule(struct placement *p, const char *rule);
 /* Takes ownership of sets (NULL, 0: not spread). */
-void placement_set_spread(struct placement *p, cpu_set_t *sets, size_t n);
-void placement_set_reason(struct placement *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void placements_set_spread(struct placements *pl, const struct placement *p, cpu_set_t *sets, size_t n);
+void placements_set_reason(struct placements *pl, const struct placement *p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- the pin at exec --------------------------------------------------- */
+
+/* A program a rule names by comm or exe alone is pinned as soon as its exec
+ * is reported, its one thread only: the pidfd, then the affinity, and
+ * everything that can wait after (the identity against its start time, the
+ * threads made meanwhile, the table, the log). Its full decision comes
+ * next, and either takes the pin over (placements_track_early() and
+ * placements_pin(), or placements_confirm_early() when it stands as it is)
+ * or leaves it to placements_settle_early(), which takes it back.
+ *
+ * Pins pid's main thread to cpus when its affinity is still expected (the
+ * caller decided for that one). Returns 0, -ESTALE when the affinity is
+ * another, or -errno. An earlier early pin is settled first. */
+int placements_pin_early(struct placements *pl, pid_t pid, const cpu_set_t *expected, const cpu_set_t *cpus);
+
+struct placement_early {
+	pid_t pid;
+	cpu_set_t original;       /* what it had: what the caller expected */
+	cpu_set_t cpus;           /* what its main thread got */
+};
+/* The process pinned early and not settled yet, or NULL. */
+const struct placement_early *placements_early(const struct placements *pl);
+/* The entry for the process pinned early, st read after the pin: the pidfd
+ * opened before the pin names it, so st is its own when it is still alive.
+ * NULL with errno ESRCH when it is not, or when it has an entry already. */
+const struct placement *placements_track_early(struct placements *pl, const struct procfs_stat *st);
+/* p, pinned early, is pinned to cpus in full: st showed one thread, so any
+ * thread made since was born with the pin, and there is nothing more to
+ * set. false when cpus are not those of the early pin (placements_pin()
+ * then). */
+bool placements_confirm_early(struct placements *pl, const struct placement *p, const struct procfs_stat *st,
+			      const cpu_set_t *cpus);
+/* Takes back an early pin that its entry does not hold as pinned: the
+ * decision was not to pin after all, or never came. */
+void placements_settle_early(struct placements *pl);
 
 /* ---- children ---------------------------------------------------------- */
 
 /* st's process carries parent's placement (a rule's or a hand's): it is
  * ccxd's too, with the same original to go back to. */
-struct placement *placements_inherit(struct placements *pl, const struct procfs_stat *st,
-				     const struct placement *parent);
+const struct placement *placements_inherit(struct placements *pl, const struct procfs_stat *st,
+					   const struct placement *parent);
 /* A process no rule matches, with a pinned parent: adopted when it carries
  * the parent's placement, or its original (forked before the pin landed:
  * the placement is set now). Any other mask was chosen by somebody else.
@@ -149,9 +193,9 @@ void placements_return_inherited(struct placements *pl, bool (*in_group)(void *u
 /* ---- policy = spread --------------------------------------------------- */
 
 /* A thread just made: the next set, unless it was given one already. */
-void placements_spread_thread(struct placements *pl, struct placement *p, pid_t tid);
+void placements_spread_thread(struct placements *pl, const struct placement *p, pid_t tid);
 /* Threads made while no event told of them take their turn now. */
-void placements_spread_catch_up(struct placements *pl, struct placement *p);
+void placements_spread_catch_up(struct placements *pl, const struct placement *p);
 
 /* ---- the ledger -------------------------------------------------------- */
 

@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/pidfd.h>
 
-#include "actuator.h"
 #include "cpulist.h"
 #include "log.h"
 #include "placer.h"
@@ -17,22 +15,12 @@
 /* Longest command line read for cmdline = globs. */
 #define CMDLINE_MAX 4096
 
-/* A new program pinned by ruler_exec() ahead of its full decision, which
- * ruler_evaluate() makes next and which takes the pin over or undoes it. */
-struct early_pin {
-	pid_t pid;                /* 0: none */
-	int pidfd;                /* opened before the pin: the process pinned */
-	cpu_set_t original;       /* every online CPU: its cpuset has them all */
-	cpu_set_t cpus;           /* what its main thread got */
-};
-
 struct ruler {
 	const char *root;
 	struct placements *placements;
 	cpu_set_t online;
 	const struct config *config;
 	const struct topology *topology;
-	struct early_pin early;
 };
 
 int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, struct ruler **ret) {
@@ -43,14 +31,11 @@ int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, 
 	r->root = root;
 	r->placements = pl;
 	r->online = *online;
-	r->early.pidfd = -1;
 	*ret = r;
 	return 0;
 }
 
 void ruler_free(struct ruler *r) {
-	if (r && r->early.pidfd >= 0)
-		close(r->early.pidfd);
 	free(r);
 }
 
@@ -208,13 +193,14 @@ static const struct rule *match_rule(const struct ruler *r, const struct procfs_
 /* What the ruling needs of st's process (p: its entry, if any). */
 static int read_subject(const struct ruler *r, const struct procfs_stat *st, const struct placement *p,
 			struct ruling_subject *s) {
+	const struct placement_early *early = placements_early(r->placements);
 	int e;
 
 	*s = (struct ruling_subject){ .ours = ruler_owns(p) && placed(p) };
-	if (r->early.pid == st->pid) {
+	if (early && early->pid == st->pid) {
 		/* Pinned early from every online CPU: that was its original,
 		 * and its cpuset holds them all. */
-		s->mask = s->allowed = r->early.original;
+		s->mask = s->allowed = early->original;
 		return 0;
 	}
 	e = allowed_cpus(r, st->pid, &s->allowed);
@@ -226,13 +212,15 @@ static int read_subject(const struct ruler *r, const struct procfs_stat *st, con
 		return 0;
 	if (p)
 		return placements_original_of(p, &s->mask);
-	return actuator_get(st->pid, &s->mask) < 0 ? -ESRCH : 0;
+	return placements_affinity(st->pid, &s->mask);
 }
 
 /* The ruling of rule for st's process, carried out. Returns 1 when it
  * pinned a spread process. */
-static int carry_out(struct ruler *r, const struct procfs_stat *st, struct placement *p, const struct rule *rule,
-		     const char *matched) {
+static int carry_out(struct ruler *r, const struct procfs_stat *st, const struct placement *p,
+		     const struct rule *rule, const char *matched) {
+	struct placements *pl = r->placements;
+	const struct placement_early *pinned_early = placements_early(pl);
 	struct ruling_context ctx = {
 		.topology = r->topology,
 		.dry_run = r->config->mode == CONFIG_MODE_DRY_RUN,
@@ -243,7 +231,7 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 	struct ruling_subject s;
 	struct ruling ruling;
 	bool was_pinned = ruler_owns(p) && p->state == PLACEMENT_PINNED;
-	bool early = r->early.pid == st->pid && !p;
+	bool early = pinned_early && pinned_early->pid == st->pid && !p;
 	char list[CPULIST_MAX], ccxs[CPULIST_MAX];
 	unsigned *load;
 	int e = read_subject(r, st, p, &s);
@@ -269,12 +257,7 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 			placements_remove(r->placements, st->pid);
 		return 0;
 	}
-	if (early) {
-		p = placements_track_opened(r->placements, st, r->early.pidfd);
-		if (p)
-			r->early.pidfd = -1;   /* the entry's now */
-	} else
-		p = placements_track(r->placements, st);
+	p = early ? placements_track_early(pl, st) : placements_track(pl, st);
 	if (!p) {
 		free(ruling.sets);
 		return 0;
@@ -283,49 +266,40 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, struct place
 	 * kept of it (the ruling looked at that for a hand-set mask); pinned
 	 * early, what it had before. */
 	if ((ruling.action == RULING_PIN || ruling.action == RULING_WOULD_PIN) && !s.ours &&
-	    placements_claim(r->placements, p, PLACEMENT_RULE, rule->name, &s.allowed, true,
-			     early ? &r->early.original : NULL) < 0) {
+	    placements_claim(pl, p, PLACEMENT_RULE, rule->name, &s.allowed, true,
+			     early ? &pinned_early->original : NULL) < 0) {
 		free(ruling.sets);
 		return placements_remove(r->placements, st->pid), 0;
 	}
-	p->owner = PLACEMENT_RULE;
-	p->inherited_from = 0;
-	placement_set_rule(p, rule->name);
+	placements_rule(pl, p, rule->name);
 	if (matched[0])
-		placement_set_reason(p, "%s (%s)", ruling.reason, matched);
+		placements_set_reason(pl, p, "%s (%s)", ruling.reason, matched);
 	else
-		snprintf(p->reason, sizeof(p->reason), "%s", ruling.reason);
+		placements_set_reason(pl, p, "%s", ruling.reason);
 	switch (ruling.action) {
 	case RULING_IGNORE:
-		p->state = PLACEMENT_IGNORED;
+		placements_decide(pl, p, PLACEMENT_IGNORED, NULL);
 		return 0;
 	case RULING_LEAVE_ALONE:
-		p->state = PLACEMENT_SKIPPED;
-		placement_set_spread(p, NULL, 0);
+		placements_decide(pl, p, PLACEMENT_SKIPPED, NULL);
+		placements_set_spread(pl, p, NULL, 0);
 		return 0;
 	case RULING_WOULD_PIN:
-		placement_set_spread(p, ruling.sets, ruling.n_sets);
-		p->cpus = ruling.cpus;
-		p->state = PLACEMENT_DRY_RUN;
+		placements_set_spread(pl, p, ruling.sets, ruling.n_sets);
+		placements_decide(pl, p, PLACEMENT_DRY_RUN, &ruling.cpus);
 		return 0;
 	case RULING_PIN:
 		break;
 	case RULING_HAND_OVER:
 		return 0;
 	}
-	placement_set_spread(p, ruling.sets, ruling.n_sets);
-	/* One thread when st was read after the early pin: any thread made
-	 * since was born with the pin, and there is nothing more to set. */
-	if (early && st->threads == 1 && ruling.n_sets == 0 && CPU_EQUAL(&ruling.cpus, &r->early.cpus)) {
-		placements_pinned(r->placements, p, &ruling.cpus);
-		e = 0;
-	} else
-		e = placements_pin(r->placements, p, &ruling.cpus);
+	placements_set_spread(pl, p, ruling.sets, ruling.n_sets);
+	e = early && placements_confirm_early(pl, p, st, &ruling.cpus) ? 0 : placements_pin(pl, p, &ruling.cpus);
 	if (e == -ESRCH)
 		return placements_remove(r->placements, st->pid), 0;
 	if (e < 0) {
-		p->state = PLACEMENT_SKIPPED;
-		placement_set_reason(p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-e));
+		placements_decide(pl, p, PLACEMENT_SKIPPED, NULL);
+		placements_set_reason(pl, p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-e));
 		return 0;
 	}
 	if (!was_pinned)
@@ -341,7 +315,7 @@ static int evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 	struct facts facts;
 	struct procfs_stat st;
 	const struct rule *rule;
-	struct placement *p;
+	const struct placement *p;
 	int e;
 
 	if (r->config->mode == CONFIG_MODE_OFF)
@@ -388,68 +362,39 @@ static int evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 	return 0;
 }
 
-/* An early pin the decision did not take over goes back: the pid was reused
- * by another program before the pidfd was opened, or the full decision is
- * not to pin after all. */
-static void settle_early(struct ruler *r) {
-	struct early_pin *early = &r->early;
-	const struct placement *p = placements_get(r->placements, early->pid);
-	/* The entry took the pidfd over when it was made for this process. */
-	int fd = early->pidfd >= 0 ? early->pidfd : p ? p->pidfd : -1;
-
-	if (fd >= 0 && !(p && p->state == PLACEMENT_PINNED) &&
-	    actuator_apply(r->root, early->pid, fd, &early->original) == 0)
-		log_debug("Took back the early pin of %d: the rules did not keep it", (int)early->pid);
-	if (early->pidfd >= 0)
-		close(early->pidfd);
-	*early = (struct early_pin){ .pidfd = -1 };
-}
-
 int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 	int e;
 
-	if (r->early.pid && r->early.pid != pid)
-		settle_early(r);
+	const struct placement_early *early = placements_early(r->placements);
+
+	if (early && early->pid != pid)
+		placements_settle_early(r->placements);
 	e = evaluate(r, pid, trigger);
-	if (r->early.pid)
-		settle_early(r);
+	placements_settle_early(r->placements);
 	return e;
 }
 
 /* A program that a rule names by its comm (or exe) alone, in the plain case
- * (enforce, on every online CPU, pinned to one set of CPUs) gets its one
- * thread pinned at once: the pidfd, then the affinity, then everything that
- * can wait (ruler_evaluate(): the identity against its start time, the
- * threads made meanwhile, the table, the log). The first milliseconds of a
- * program that starts computing at once are then where the rule puts it. A
- * process on fewer CPUs (a cpuset, taskset) is left to the full decision. */
+ * (enforce, on every online CPU, pinned to one set of CPUs) is pinned at
+ * once (placements_pin_early()): the first milliseconds of a program that
+ * starts computing at once are then where the rule puts it. A process on
+ * fewer CPUs (a cpuset, taskset) is left to the full decision. */
 static void pin_early(struct ruler *r, pid_t pid, const struct rule *rule) {
-	struct ruling_subject s = { .ours = false, .allowed = r->online };
+	struct ruling_subject s = { .ours = false, .mask = r->online, .allowed = r->online };
 	struct ruling_context ctx = { .topology = r->topology, .bounded = true };
 	struct ruling ruling = { .sets = NULL };
 	unsigned *load;
-	int fd, e;
+	int e;
 
 	if (r->config->mode != CONFIG_MODE_ENFORCE)
 		return;
-	fd = pidfd_open(pid, 0);
-	if (fd < 0)
-		return;
-	if (actuator_get(pid, &s.mask) < 0 || !CPU_EQUAL(&s.mask, &r->online))
-		goto out;
 	load = placed_load(r, pid);
 	ctx.load = load;
 	e = load ? ruling_decide(rule, &s, &ctx, &ruling) : -ENOMEM;
 	free(load);
-	if (e < 0 || ruling.action != RULING_PIN || ruling.n_sets > 0 ||
-	    sched_setaffinity(pid, sizeof(ruling.cpus), &ruling.cpus) < 0)
-		goto out;
-	r->early = (struct early_pin){ .pid = pid, .pidfd = fd, .original = s.mask, .cpus = ruling.cpus };
-	fd = -1;
-out:
+	if (e == 0 && ruling.action == RULING_PIN && ruling.n_sets == 0)
+		placements_pin_early(r->placements, pid, &r->online, &ruling.cpus);
 	free(ruling.sets);
-	if (fd >= 0)
-		close(fd);
 }
 
 bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool *pinned) {
@@ -460,8 +405,7 @@ bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool *pinned) {
 	bool more;
 
 	*pinned = false;
-	if (r->early.pid)
-		settle_early(r);   /* one whose decision never came */
+	placements_settle_early(r->placements);   /* one whose decision never came */
 	if (placements_get(r->placements, pid))
 		return true;
 	if (!id.comm) {
@@ -480,13 +424,13 @@ bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool *pinned) {
 	}
 	if (rule)
 		pin_early(r, pid, rule);
-	*pinned = r->early.pid == pid;
+	*pinned = placements_early(r->placements) && placements_early(r->placements)->pid == pid;
 	return rule || more;
 }
 
 void ruler_fork(struct ruler *r, pid_t parent_tgid, pid_t child_pid, pid_t child_tgid) {
 	struct procfs_stat st;
-	struct placement *parent, *child;
+	const struct placement *parent, *child;
 
 	if (child_pid != child_tgid) {
 		/* A thread inherits from the thread that made it; with policy =
@@ -509,7 +453,7 @@ bool ruler_sweep(struct ruler *r) {
 	bool spreading = false;
 
 	placements_adopt_children(r->placements);
-	for (struct placement *p = placements_next(r->placements, NULL); p; p = placements_next(r->placements, p))
+	for (const struct placement *p = placements_next(r->placements, NULL); p; p = placements_next(r->placements, p))
 		if (ruler_owns(p) && p->state == PLACEMENT_PINNED && p->n_spread > 0) {
 			placements_spread_catch_up(r->placements, p);
 			spreading = true;
@@ -532,7 +476,7 @@ int ruler_redecide(struct ruler *r) {
 	if (!pids)
 		log_error("Out of memory: the processes placed by rules are decided again at their next event");
 	for (size_t i = 0; pids && i < n; i++) {
-		struct placement *p = placements_get(r->placements, pids[i]);
+		const struct placement *p = placements_get(r->placements, pids[i]);
 		if (!ruler_owns(p) || p->state == PLACEMENT_RELEASED || (!p->rule && p->state == PLACEMENT_PINNED))
 			continue;   /* the automatic policy's, or decided by hand */
 		if (!rule_exists(r->config, p->rule)) {
@@ -548,7 +492,7 @@ int ruler_redecide(struct ruler *r) {
 }
 
 void ruler_restore_all(struct ruler *r, bool at_exit) {
-	struct placement *p, *next;
+	const struct placement *p, *next;
 
 	for (p = placements_next(r->placements, NULL); p; p = next) {
 		int e;
@@ -579,11 +523,12 @@ size_t ruler_pinned(const struct ruler *r) {
 	return n;
 }
 
-int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, struct placement **ret) {
+int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, const struct placement **ret) {
+	struct placements *pl = r->placements;
 	struct procfs_stat st;
 	cpu_set_t target, allowed;
 	char ccxs[CPULIST_MAX];
-	struct placement *p;
+	const struct placement *p;
 	int e;
 
 	if (r->config->mode == CONFIG_MODE_OFF)
@@ -609,11 +554,10 @@ int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, struct placement **ret) 
 	e = placements_claim(r->placements, p, PLACEMENT_HAND, NULL, &allowed, true, NULL);
 	if (e < 0)
 		return e;
-	placement_set_spread(p, NULL, 0);
+	placements_set_spread(pl, p, NULL, 0);
 	if (r->config->mode == CONFIG_MODE_DRY_RUN) {
-		p->cpus = target;
-		p->state = PLACEMENT_DRY_RUN;
-		placement_set_reason(p, "pinned by hand to CCX %u (dry-run)", ccx);
+		placements_decide(pl, p, PLACEMENT_DRY_RUN, &target);
+		placements_set_reason(pl, p, "pinned by hand to CCX %u (dry-run)", ccx);
 		*ret = p;
 		return 0;
 	}
@@ -622,10 +566,10 @@ int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, struct placement **ret) 
 		if (e == -ESRCH)
 			placements_remove(r->placements, pid);
 		else
-			p->state = PLACEMENT_SKIPPED;
+			placements_decide(pl, p, PLACEMENT_SKIPPED, NULL);
 		return e;
 	}
-	placement_set_reason(p, "pinned by hand to CCX %u", ccx);
+	placements_set_reason(pl, p, "pinned by hand to CCX %u", ccx);
 	log_decision(LOG_INFO, &(struct log_decision){ .pid = pid, .comm = p->comm, .decision = "pin",
 						       .ccx = placer_ccx_list(r->topology, &target, ccxs, sizeof(ccxs)) },
 		     "Pinned %s[%d] to CCX %u by hand", p->comm, (int)pid, ccx);
@@ -633,23 +577,21 @@ int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, struct placement **ret) 
 	return 0;
 }
 
-int ruler_unpin(struct ruler *r, pid_t pid, struct placement **ret) {
-	struct placement *p = placements_get(r->placements, pid);
+int ruler_unpin(struct ruler *r, pid_t pid, const struct placement **ret) {
+	const struct placement *p = placements_get(r->placements, pid);
 	int e;
 
 	if (!ruler_owns(p))
 		return kill(pid, 0) < 0 && errno == ESRCH ? -ESRCH : -ENOTCONN;
 	if (!placed(p))
 		return -ENOTCONN;
-	e = placements_give_back(r->placements, p);
+	e = placements_release(r->placements, p);
 	if (e == -ESRCH) {
 		placements_remove(r->placements, pid);
 		return e;
 	}
 	if (e < 0)
 		return e;
-	p->state = PLACEMENT_RELEASED;
-	placement_set_reason(p, "released by hand; left alone until it executes a new program");
 	log_decision(LOG_INFO, &(struct log_decision){ .pid = pid, .comm = p->comm, .decision = "release" },
 		     "Released %s[%d]", p->comm, (int)pid);
 	*ret = p;

@@ -63,5 +63,5 @@ size_t ruler_pinned(const struct ruler *r);
  * -ESRCH (no such process), -ENOENT (no such CCX), -EPERM (kernel thread),
  * -EXDEV (its cgroup cpuset excludes that CCX), -ENOTCONN (not pinned),
  * -ECANCELED (mode = off), other -errno from the kernel. */
-int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, struct placement **ret);
-int ruler_unpin(struct ruler *r, pid_t pid, struct placement **ret);
+int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, const struct placement **ret);
+int ruler_unpin(struct ruler *r, pid_t pid, const struct placement **ret);

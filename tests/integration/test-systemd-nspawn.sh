@@ -174,6 +174,17 @@ check "systemd shows ccxd's STATUS= (notify protocol): $status" sh -c "echo '$st
 MAINPID=$(ns systemctl show -p MainPID --value ccxd)
 check "it runs as user ccxd, not root" [ "$(ns stat -c %U "/proc/$MAINPID")" = ccxd ]
 check "at nice -5, as its unit says" [ "$(ns cat "/proc/$MAINPID/stat" | sed 's/.*) //' | cut -d' ' -f17)" = -5 ]
+# slice_of PID: its time slice in ns (/proc/PID/sched, se.slice)
+slice_of() { ns cat "/proc/$1/sched" | sed -n 's/^se\.slice[[:space:]]*:[[:space:]]*//p'; }
+slice=$(slice_of "$MAINPID")
+if [ "$(uname -r | awk -F. '{print $1 * 100 + $2}')" -ge 612 ]; then
+	check "with the shortest time slice, which the unit lets it ask for ($slice ns)" [ "$slice" = 100000 ]
+	check "and nothing in the journal about the default slice" \
+		sh -c "! nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'default time slice'"
+else
+	check "on a kernel without slices of a task's own, the journal says so" \
+		sh -c "nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'default time slice'"
+fi
 check "ccxctl status answers" sh -c "nsenter -t $LEADER -a ccxctl status </dev/null | grep -q '^ccxd '"
 check "on the socket that systemd passed" sh -c "nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'socket-activated'"
 
@@ -239,6 +250,9 @@ capless() {
 }
 if wait_for 10 probing; then
 	check "the probe's worker ($worker) holds no capability, and may gain none" capless "$worker"
+	worker_slice=$(slice_of "$worker")
+	check "and starts with the kernel's own time slice, not ccxd's ($worker_slice ns)" \
+		sh -c "[ -n '$worker_slice' ] && [ '$worker_slice' != 100000 ]"
 else
 	not_ok "ccxctl probe runs a worker" "no worker_pid in status"
 fi
@@ -416,4 +430,20 @@ sampling_from_proc() {
 check "and samples from /proc (sampling.source = proc, bpf_capabilities none)" wait_for 3 sampling_from_proc
 check "with status saying why" quietly jq -e '.sampling.note | test("no BPF task iterators")' "$WORK/status.json"
 rm -f "$NO_BPF"
+ns systemctl daemon-reload
+
+# ---- a kernel (here: a filter) that refuses the short slice ---------------------------
+
+NO_SLICE=$ROOT/etc/systemd/system/ccxd.service.d/no-slice.conf
+printf '[Service]\nSystemCallFilter=~sched_setattr\n' > "$NO_SLICE"
+ns systemctl daemon-reload
+check "systemctl restart ccxd where sched_setattr is refused" ns systemctl restart ccxd
+MAINPID=$(ns systemctl show -p MainPID --value ccxd)
+default_slice=$(slice_of "$MAINPID")
+check "ccxd runs, with the kernel's default slice ($default_slice ns)" sh -c "
+	[ \"\$(nsenter -t $LEADER -a systemctl is-active ccxd </dev/null)\" = active ] && [ -n '$default_slice' ] &&
+	[ '$default_slice' != 100000 ]"
+check "and says so once in the journal" sh -c "[ \$(nsenter -t $LEADER -a journalctl -u ccxd -b _PID=$MAINPID </dev/null |
+	grep -c 'default time slice') -eq 1 ]"
+rm -f "$NO_SLICE"
 ns systemctl daemon-reload

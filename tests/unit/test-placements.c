@@ -101,7 +101,7 @@ static void reap(pid_t pid) {
 	}
 }
 
-static struct placement *track(struct placements *pl, pid_t pid) {
+static const struct placement *track(struct placements *pl, pid_t pid) {
 	struct procfs_stat st;
 
 	CHECK_INT(procfs_read_stat("", pid, &st), 0);
@@ -118,7 +118,7 @@ static const cpu_set_t *all(void) {
 static void a_pin_is_given_back_its_original(void) {
 	struct placements *pl;
 	pid_t pid;
-	struct placement *p;
+	const struct placement *p;
 	cpu_set_t one = cpus("1");
 
 	need_two_cpus();
@@ -142,7 +142,7 @@ static void a_pin_is_given_back_its_original(void) {
 static void a_hand_set_mask_is_not_claimed_unless_forced(void) {
 	struct placements *pl;
 	pid_t pid;
-	struct placement *p;
+	const struct placement *p;
 	cpu_set_t zero = cpus("0");
 
 	need_two_cpus();
@@ -161,7 +161,7 @@ static void a_hand_set_mask_is_not_claimed_unless_forced(void) {
 static void a_rule_taking_over_keeps_the_original_the_policy_kept(void) {
 	struct placements *pl;
 	pid_t pid;
-	struct placement *p;
+	const struct placement *p;
 	cpu_set_t one = cpus("1"), zero = cpus("0");
 
 	need_two_cpus();
@@ -186,7 +186,7 @@ static void a_child_of_a_pinned_process_is_adopted(void) {
 	struct procfs_stat st;
 	pid_t pid, child, other;
 	int reports;
-	struct placement *p, *c;
+	const struct placement *p, *c;
 	cpu_set_t one = cpus("1"), zero = cpus("0");
 
 	need_two_cpus();
@@ -227,7 +227,7 @@ static void a_seat_inherited_from_a_member_goes_back(void) {
 	struct placements *pl;
 	pid_t pid, child;
 	int reports;
-	struct placement *p;
+	const struct placement *p;
 	cpu_set_t one = cpus("1");
 
 	need_two_cpus();
@@ -268,7 +268,7 @@ static void the_ledger_is_taken_back_after_a_restart(void) {
 	struct placements *before, *after;
 	struct restart r = { .why = "automatic placements are measured again" };
 	pid_t ruled, member;
-	struct placement *p;
+	const struct placement *p;
 	cpu_set_t one = cpus("1");
 
 	need_two_cpus();
@@ -339,7 +339,7 @@ static void a_reused_pid_is_another_process(void) {
 	struct placements *pl;
 	struct procfs_stat st;
 	pid_t pid;
-	struct placement *p;
+	const struct placement *p;
 
 	pid = spawn(NULL);
 	CHECK_INT(placements_new(NULL, "", NULL, &pl), 0);

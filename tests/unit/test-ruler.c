@@ -165,7 +165,7 @@ static void need_two_cpus(void) {
 /* pid seated on CPU 0 by the automatic policy. */
 static void seat(struct world *w, pid_t pid) {
 	struct procfs_stat st;
-	struct placement *p;
+	const struct placement *p;
 	cpu_set_t zero, all;
 
 	CHECK_INT(procfs_read_stat("", pid, &st), 0);
@@ -183,7 +183,7 @@ static void seat(struct world *w, pid_t pid) {
 static void a_rule_pins_and_gives_back(void) {
 	struct world w;
 	pid_t pid;
-	struct placement *p;
+	const struct placement *p;
 
 	need_two_cpus();
 	pid = spawn();
@@ -219,7 +219,7 @@ static void a_rule_takes_a_seat_with_the_true_original(void) {
 static void a_rule_that_leaves_it_alone_gives_a_seat_back(void) {
 	struct world w;
 	pid_t pid;
-	struct placement *p;
+	const struct placement *p;
 
 	need_two_cpus();
 	pid = spawn();
@@ -236,7 +236,7 @@ static void a_rule_that_leaves_it_alone_gives_a_seat_back(void) {
 static void a_hand_set_mask_is_left_alone(void) {
 	struct world w;
 	pid_t pid;
-	struct placement *p;
+	const struct placement *p;
 	cpu_set_t zero;
 
 	need_two_cpus();
@@ -257,7 +257,7 @@ static void a_hand_set_mask_is_left_alone(void) {
 static void released_by_hand_until_it_executes(void) {
 	struct world w;
 	pid_t pid;
-	struct placement *p;
+	const struct placement *p;
 
 	need_two_cpus();
 	pid = spawn();
@@ -278,7 +278,7 @@ static void released_by_hand_until_it_executes(void) {
 static void an_exec_is_pinned_before_its_decision(void) {
 	bool pinned;
 	struct world w;
-	struct placement *p;
+	const struct placement *p;
 	pid_t pid;
 
 	need_two_cpus();

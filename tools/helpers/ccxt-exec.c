@@ -1,15 +1,21 @@
 /* ccxt-exec: exec storms and exec-to-pin latency, for benchmarks.
  *
- *   ccxt-exec latency N PROGRAM CPULIST [hold|spin|threads]
+ *   ccxt-exec latency N PROGRAM CPULIST [hold|spin|threads [TRACE_PIPE]]
+ *       Without TRACE_PIPE, a SCHED_IDLE poller watches the child's
+ *       affinity until it equals CPULIST (at most a second), and prints how
+ *       long after the execve it saw it: enough to tell whether a daemon
+ *       pins. With TRACE_PIPE, a measure that leaves the daemon alone:
  *       N times: fork; the child notes the time and execs PROGRAM (a copy
  *       of ccxt-exec under a name some rule matches), which then sleeps
- *       (hold, the default), computes (spin) or makes 8 threads that
- *       compute (threads) until it is killed. Meanwhile this process
- *       watches the child's affinity until it equals CPULIST, then kills
- *       it. Prints the time from the execve to the affinity in
- *       microseconds, one line per exec, or "timeout" when it did not
- *       arrive within a second. Watching from outside measures the daemon,
- *       not how long the new program takes to start.
+ *       (hold), computes (spin) or makes 8 threads that compute (threads)
+ *       until it is killed, 40 ms later. Prints the time from the execve to
+ *       the first sched_setaffinity() call on the child, in microseconds,
+ *       one line per exec, or "timeout" when its affinity was not CPULIST
+ *       by then. The call is read from the kernel's trace (TRACE_PIPE, with
+ *       trace_clock = mono and the event syscalls/sys_enter_sched_setaffinity
+ *       enabled): this process sleeps meanwhile, and so neither takes a CPU
+ *       from the daemon nor enters the kernel on the child's CPU, which
+ *       would hide a wake-up that waits for a timer tick.
  *   ccxt-exec events N PROGRAM [hold|spin|threads]
  *       The floor under any daemon driven by the proc connector: N times,
  *       the time from the execve until its exec event reaches a listener
@@ -30,6 +36,7 @@
  * a dynamic program spends its first few hundred microseconds in ld.so,
  * where a static one runs its own code at once. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -53,7 +60,8 @@
 
 #include "cpulist.h"
 
-#define TIMEOUT_NS 1000000000LL
+#define WINDOW_NS 40000000L             /* how long a daemon has to pin, traced */
+#define POLL_TIMEOUT_NS 1000000000LL    /* and polled */
 #define TARGET_THREADS 8
 
 static long long now_ns(void) {
@@ -77,31 +85,80 @@ static pid_t start(char *program, char **args, volatile long long *stamp) {
 	return pid;
 }
 
-static int measure_one(char *program, char *mode, const cpu_set_t *want, volatile long long *stamp) {
+/* When the first sched_setaffinity() on pid was made, from the kernel's
+ * trace (CLOCK_MONOTONIC ns), read from trace_pipe; 0 when none is there. */
+static long long traced_pin(int trace, pid_t pid) {
+	static char buf[1 << 16];
+	static size_t have;
+	char want[32];
+	long long at = 0;
+	ssize_t n;
+
+	snprintf(want, sizeof(want), "(pid: 0x%x,", (unsigned)pid);
+	while ((n = read(trace, buf + have, sizeof(buf) - 1 - have)) > 0 || have > 0) {
+		char *line = buf, *nl;
+
+		have += n > 0 ? (size_t)n : 0;
+		buf[have] = '\0';
+		while ((nl = strchr(line, '\n'))) {
+			char *colon = strstr(line, ": sys_sched_setaffinity");
+			double sec;
+
+			*nl = '\0';
+			/* "comm-pid [cpu] flags seconds.micros: sys_sched_setaffinity(pid: 0x..., ..." */
+			if (!at && colon && strstr(colon, want)) {
+				char *t = colon;
+				while (t > line && t[-1] != ' ')
+					t--;
+				if (sscanf(t, "%lf", &sec) == 1)
+					at = (long long)(sec * 1e9);
+			}
+			line = nl + 1;
+		}
+		have -= (size_t)(line - buf);
+		memmove(buf, line, have);
+		if (n <= 0 || have == sizeof(buf) - 1)
+			break;
+	}
+	return at;
+}
+
+/* Watches the child's affinity from outside, napping between looks. */
+static long long polled_pin(pid_t pid, const cpu_set_t *want, volatile long long *stamp) {
+	cpu_set_t have;
+
+	for (;;) {
+		long long t = now_ns();
+
+		if (*stamp && sched_getaffinity(pid, sizeof(have), &have) == 0 && CPU_EQUAL(&have, want))
+			return t;
+		if (*stamp && t - *stamp > POLL_TIMEOUT_NS)
+			return 0;
+		/* A nap rather than a spin: on a small machine spinning would
+		 * take the CPU the daemon needs. */
+		nanosleep(&(struct timespec){ .tv_nsec = 5000 }, NULL);
+	}
+}
+
+static int measure_one(char *program, char *mode, const cpu_set_t *want, volatile long long *stamp, int trace) {
 	char *args[] = { program, mode, NULL };
 	cpu_set_t have;
-	long long t = 0;
+	long long at = 0;
 	pid_t pid;
-	int pinned = 0;
 
 	*stamp = 0;
 	pid = start(program, args, stamp);
 	if (pid < 0)
 		return -errno;
-	for (;;) {
-		t = now_ns();
-		if (*stamp && sched_getaffinity(pid, sizeof(have), &have) == 0 && CPU_EQUAL(&have, want)) {
-			pinned = 1;
-			break;
-		}
-		if (*stamp && t - *stamp > TIMEOUT_NS)
-			break;
-		/* A nap rather than a spin: on a small machine spinning would
-		 * take the CPU the daemon needs. */
-		nanosleep(&(struct timespec){ .tv_nsec = 5000 }, NULL);
-	}
-	if (pinned)
-		printf("%.1f\n", (double)(t - *stamp) / 1000.0);
+	if (trace < 0)
+		at = polled_pin(pid, want, stamp);
+	/* Asleep the whole window: nothing of ours runs, or enters the kernel,
+	 * while the daemon is on its way. */
+	else if (nanosleep(&(struct timespec){ .tv_nsec = WINDOW_NS }, NULL) == 0 &&
+		 sched_getaffinity(pid, sizeof(have), &have) == 0 && CPU_EQUAL(&have, want))
+		at = traced_pin(trace, pid);
+	if (at > 0 && *stamp)
+		printf("%.1f\n", (double)(at - *stamp) / 1000.0);
 	else
 		printf("timeout\n");
 	kill(pid, SIGKILL);
@@ -252,7 +309,7 @@ int main(int argc, char **argv) {
 	volatile long long *stamp;
 	cpu_set_t want;
 	char *mode = "hold";
-	int events = -1, mode_arg;
+	int events = -1, trace = -1, mode_arg;
 	long n;
 
 	self = self ? self + 1 : argv[0];
@@ -268,19 +325,23 @@ int main(int argc, char **argv) {
 		mode = argv[mode_arg];
 	if (argc < 4 || (strcmp(argv[1], "latency") == 0 && (argc < 5 || cpulist_parse(argv[4], &want) < 0)) ||
 	    !known_mode(mode)) {
-		fprintf(stderr, "Usage: ccxt-exec latency N PROGRAM CPULIST [hold|spin|threads] | "
+		fprintf(stderr, "Usage: ccxt-exec latency N PROGRAM CPULIST [hold|spin|threads [TRACE_PIPE]] | "
 				"events N PROGRAM [hold|spin|threads] | storm N PROGRAM | perf-pinner COMM CPULIST\n");
 		return 2;
 	}
+	if (strcmp(argv[1], "latency") == 0 && argc > 6 && (trace = open(argv[6], O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "ccxt-exec: %s: %s\n", argv[6], strerror(errno));
+		return 1;
+	}
+	/* The poller must never stand in the way of the daemon it measures:
+	 * SCHED_IDLE yields to everything; children start normal. */
+	if (strcmp(argv[1], "latency") == 0 && trace < 0 &&
+	    sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &(struct sched_param){ 0 }) < 0)
+		perror("ccxt-exec: SCHED_IDLE");
 	stamp = mmap(NULL, sizeof(*stamp), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (stamp == MAP_FAILED)
 		return 1;
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	/* Watching affinity in a loop must never stand in the way of the daemon
-	 * it measures: SCHED_IDLE yields to everything; children start normal. */
-	if (strcmp(argv[1], "latency") == 0 &&
-	    sched_setscheduler(0, SCHED_IDLE | SCHED_RESET_ON_FORK, &(struct sched_param){ 0 }) < 0)
-		perror("ccxt-exec: SCHED_IDLE");
 	n = atol(argv[2]);
 	if (strcmp(argv[1], "events") == 0 && (events = listen_events()) < 0) {
 		fprintf(stderr, "ccxt-exec: cannot listen to process events: %s\n", strerror(-events));
@@ -290,7 +351,7 @@ int main(int argc, char **argv) {
 		int r;
 		fflush(stdout);
 		if (strcmp(argv[1], "latency") == 0)
-			r = measure_one(argv[3], mode, &want, stamp);
+			r = measure_one(argv[3], mode, &want, stamp, trace);
 		else if (events >= 0)
 			r = event_one(events, argv[3], mode, stamp);
 		else

@@ -1,0 +1,42 @@
+# The one owner of affinities: placements.c carries out every decision to
+# set or restore an affinity (docs/design.md), the pin at exec included, and
+# is the only caller of the actuator; only the actuator calls the kernel.
+# Elsewhere an entry of the table is read through const pointers, and
+# placements-table.h, which hands out writable ones, is the module's own.
+# (The daemon and what it links. The probe worker places its own threads as
+# it makes them, pthread_attr_setaffinity_np(); the helpers and benchmarks
+# under tools/ set their own affinities.)
+. "$(dirname "$0")/lib.sh"
+
+cd "$TOP" || exit 1
+SOURCES=$(find daemon common -name '*.[ch]' ! -name '*.bpf.c' | sort)
+
+# who PATTERN: the files whose code (comments aside) matches PATTERN
+who() {
+	for f in $SOURCES; do
+		sed -e 's|/\*.*\*/||g' -e '/\/\*/,/\*\//d' "$f" | grep -qE "$1" && echo "$f"
+	done
+}
+only() { [ "$(echo $1)" = "$2" ]; }
+
+check "the sources are there to read" sh -c "[ $(echo $SOURCES | wc -w) -gt 50 ]"
+includes=$(who '#include "actuator\.h"')
+check "only placements.c includes actuator.h (found: $(echo $includes))" \
+	only "$includes" "daemon/actuator.c daemon/placements-ledger.c daemon/placements.c"
+setters=$(who '(sched_setaffinity|pthread_setaffinity_np)[[:space:]]*\(')
+check "only actuator.c calls sched_setaffinity (found: $(echo $setters))" only "$setters" "daemon/actuator.c"
+table=$(who '#include "placements-table\.h"')
+check "only placements.c takes entries to change (found: $(echo $table))" \
+	only "$table" "daemon/placements-ledger.c daemon/placements.c"
+check "placements.h hands out entries as const only" \
+	sh -c "! grep -E '^struct placement \*|[(,] *struct placement \*' daemon/placements.h"
+
+# The check fails where it should: a copy of ruler.c that calls the actuator.
+mkdir -p "$WORK/daemon"
+cp daemon/ruler.c "$WORK/daemon/ruler.c"
+printf '#include "actuator.h"\nstatic int again(pid_t p, const cpu_set_t *c) { return sched_setaffinity(p, sizeof(*c), c); }\n' \
+	>> "$WORK/daemon/ruler.c"
+SOURCES="$WORK/daemon/ruler.c"
+check "a ruler.c that includes actuator.h is caught" sh -c "[ -n '$(who '#include "actuator\.h"')' ]"
+check "a ruler.c that calls sched_setaffinity is caught" \
+	sh -c "[ -n '$(who '(sched_setaffinity|pthread_setaffinity_np)[[:space:]]*\(')' ]"
