@@ -245,6 +245,11 @@ uint64_t execs_dropped(struct execs *x) {
 	return n;
 }
 
+void execs_catch_up(struct execs *x) {
+	if (ring_buffer__consume(x->ring) < 0)
+		log_warning_errno(-errno, "Failed to read exec records: %m");
+}
+
 struct execs_stats execs_stats(const struct execs *x) {
 	return x->stats;
 }

@@ -45,4 +45,8 @@ void execs_track(struct execs *x, pid_t tgid, bool tracked);
  * fallen behind (the processes they told of are found by a rescan). */
 uint64_t execs_dropped(struct execs *x);
 
+/* Reads what the ring holds: a record whose wake-up came late, or not at
+ * all, waits at most an interval. */
+void execs_catch_up(struct execs *x);
+
 struct execs_stats execs_stats(const struct execs *x);

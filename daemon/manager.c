@@ -286,6 +286,8 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 
 	(void)s;
 	placements_reap(m->placements);
+	if (m->execs)
+		execs_catch_up(m->execs);
 	if (m->execs && execs_dropped(m->execs) > 0) {
 		m->stats.exec_drops++;
 		on_lost(m);

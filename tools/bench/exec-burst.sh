@@ -1,12 +1,16 @@
 #!/bin/sh
 # How soon after the kernel's report of the exec ccxd pins a program that
-# starts 8 computing threads at once, in alternating rounds: with ccxd at
-# nice 0, at nice -5 (its unit's Nice=), at nice -5 with a SCHED_IDLE
-# process making system calls on the side (so that no CPU runs user code
-# alone for long), and under SCHED_FIFO (chrt -f 1). Prints a Markdown
-# report.
+# starts 8 computing threads at once, in alternating rounds, run by run:
+# ccxd at nice 0, at nice -5 (its unit's Nice=), at nice -20, under
+# SCHED_FIFO (chrt -f 1, where ccxd leaves its policy alone), and, given
+# BEFORE (another ccxd binary: the build before a change), that one at
+# nice -5. ccxd asks for the shortest time slice itself under SCHED_OTHER
+# (ccxd(8)); a BEFORE without that shows what the slice changes. With HOGS,
+# that many other programs compute all along: every CPU is busy before the
+# exec too. Prints a Markdown report.
 #
-#   tools/bench/exec-burst.sh [ROUNDS] [EXECS]     (root; default 3 60)
+#   tools/bench/exec-burst.sh [ROUNDS] [EXECS] [BEFORE] [HOGS]
+#       (root; default 3 60 "" 0)
 #
 # Each exec is a copy of ccxt-exec under a name a rule pins, run as
 # "threads": it makes 7 more threads that compute, at once; it is killed
@@ -16,19 +20,23 @@ set -eu
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
 N=${2:-60}
+BEFORE=${3:-}
+HOGS=${4:-0}
 [ "$(id -u)" -eq 0 ] || { echo "exec-burst.sh needs root" >&2; exit 1; }
 make -s all >/dev/null
 for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 
 WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
 DAEMON_PID=
-SIDE_PID=
+SIDE_PIDS=
 stop_daemon() {
-	case "$SIDE_PID" in
-	'' | *[!0-9]* | 0 | 1) ;;
-	*) kill "$SIDE_PID" 2>/dev/null && wait "$SIDE_PID" 2>/dev/null || true ;;
-	esac
-	SIDE_PID=
+	for p in $SIDE_PIDS; do
+		case "$p" in
+		'' | *[!0-9]* | 0 | 1) ;;
+		*) kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true ;;
+		esac
+	done
+	SIDE_PIDS=
 	case "$DAEMON_PID" in
 	'' | *[!0-9]* | 0 | 1) ;;
 	*) kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null || true ;;
@@ -37,6 +45,7 @@ stop_daemon() {
 }
 trap 'stop_daemon; rm -rf "$WORK"' EXIT INT TERM
 cp tools/helpers/ccxt-exec "$WORK/ccxt-burst"
+cp tools/helpers/ccxt-exec "$WORK/ccxt-hog"
 cat > "$WORK/ccxd.conf" <<CONF
 [daemon]
 socket = $WORK/ccxd.sock
@@ -49,36 +58,40 @@ CONF
 median() { sort -n | awk '{a[++n] = $1} END {print n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2}'; }
 
 # The ways ccxd runs: name, and the command that starts it
-RUNS="nice0 nice-5 nice-5+side fifo"
+RUNS="nice0 nice-5 nice-20 fifo"
+[ -n "$BEFORE" ] && RUNS="$RUNS before"
 how() {
 	case $1 in
-	nice0) echo "nice -n 0" ;;
-	fifo) echo "chrt -f 1" ;;
-	*) echo "nice -n -5" ;;
+	nice0) echo "nice -n 0 ./daemon/ccxd" ;;
+	nice-20) echo "nice -n -20 ./daemon/ccxd" ;;
+	fifo) echo "chrt -f 1 ./daemon/ccxd" ;;
+	before) echo "nice -n -5 $BEFORE" ;;
+	*) echo "nice -n -5 ./daemon/ccxd" ;;
 	esac
 }
 label() {
 	case $1 in
-	nice0) echo "nice 0" ;;
-	nice-5) echo "nice -5" ;;
-	nice-5+side) echo "nice -5, a SCHED_IDLE process in system calls on the side" ;;
+	nice0) echo "nice 0, slice 0.1 ms" ;;
+	nice-5) echo "nice -5, slice 0.1 ms (as installed)" ;;
+	nice-20) echo "nice -20, slice 0.1 ms" ;;
 	fifo) echo "SCHED_FIFO 1" ;;
+	before) echo "nice -5, the kernel's default slice (the build before)" ;;
 	esac
 }
 
 for r in $(seq 1 "$ROUNDS"); do
 	for run in $RUNS; do
-		$(how "$run") ./daemon/ccxd --config "$WORK/ccxd.conf" 2>>"$WORK/ccxd.log" &
+		$(how "$run") --config "$WORK/ccxd.conf" >/dev/null 2>>"$WORK/ccxd.log" &
 		DAEMON_PID=$!
 		i=0
 		until ./tools/ccxctl --socket "$WORK/ccxd.sock" version >/dev/null 2>&1; do
 			i=$((i + 1)); [ $i -lt 200 ] || { echo "ccxd did not start" >&2; exit 1; }; sleep 0.05
 		done
 		sleep 1.2    # past the proc connector's acknowledgement
-		if [ "$run" = nice-5+side ]; then
-			chrt -i 0 dd if=/dev/zero of=/dev/null bs=1 2>/dev/null &
-			SIDE_PID=$!
-		fi
+		for h in $(seq 1 "$HOGS"); do
+			"$WORK/ccxt-hog" spin &
+			SIDE_PIDS="$SIDE_PIDS $!"
+		done
 		for i in $(seq 1 "$N"); do
 			"$WORK/ccxt-burst" threads &
 			b=$!
@@ -94,7 +107,7 @@ done
 
 col() { for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$2" "$WORK/$1.$r"; done | median; }
 echo "Machine: $(nproc) CPUs, $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-echo "Command: tools/bench/exec-burst.sh $ROUNDS $N ($(date -u +%Y-%m-%d))"
+echo "Command: tools/bench/exec-burst.sh $ROUNDS $N${BEFORE:+ $BEFORE} $HOGS ($(date -u +%Y-%m-%d))"
 echo
 echo "| ccxd at | pinned after the exec's report, p50 us | p90 us | max us |"
 echo "|---|---|---|---|"

@@ -109,7 +109,7 @@ hogs() {
 	sleep 0.2
 }
 # percentile P: of the numbers on stdin ("timeout" counts as the largest)
-percentile() { sed 's/^timeout$/1000000/' | sort -n | awk -v p="$1" '{a[++n] = $1} END {print a[int(n * p) + 1]}'; }
+percentile() { sed 's/^\(timeout\|untraced\)$/1000000/' | sort -n | awk -v p="$1" '{a[++n] = $1} END {print a[int(n * p) + 1]}'; }
 median() { sort -n | awk '{a[++n] = $1} END {print n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2}'; }
 
 # start_ccxd ROLE: this ccxd, or the one given as BEFORE
@@ -221,7 +221,7 @@ own() { for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$2" "$WORK/out/pins.ccxd.$1
 within() {
 	for r in $(seq 1 "$ROUNDS"); do
 		f=$(percentile 0.5 < "$WORK/out/floor.$2.$r")
-		sed 's/^timeout$/1000000/' "$WORK/out/$1.$2.$r" | awk -v f="$f" '{n++; if ($1 <= 2 * f) w++} END {print w + 0, n}'
+		sed 's/^\(timeout\|untraced\)$/1000000/' "$WORK/out/$1.$2.$r" | awk -v f="$f" '{n++; if ($1 <= 2 * f) w++} END {print w + 0, n}'
 	done | awk '{w += $1; n += $2} END {printf "%d %%", 100 * w / n}'
 }
 byround() { for r in $(seq 1 "$ROUNDS"); do percentile 0.5 < "$WORK/out/ccxd.$1.$r"; done | tr '\n' ' ' | sed 's/ $//'; }
@@ -235,7 +235,8 @@ for k in $KINDS; do
 	echo "$row"
 done
 echo
-echo "Timeouts (no pin within 40 ms), all rounds: $(for d in $LATENCY_ROLES; do printf '%s %s; ' $d "$(cat "$WORK"/out/$d.*.[0-9]* | grep -c timeout || true)"; done)"
+echo "Execs not pinned within 40 ms (timeout), and pinned but not in the trace (untraced), all rounds:$(for d in $LATENCY_ROLES; do
+	printf ' %s %s, %s;' $d "$(cat "$WORK"/out/$d.*.[0-9]* | grep -c timeout || true)" "$(cat "$WORK"/out/$d.*.[0-9]* | grep -c untraced || true)"; done)"
 echo
 echo "Daemon time per exec in us, medians over rounds:"
 echo

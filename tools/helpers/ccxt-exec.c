@@ -11,7 +11,7 @@
  *       until it is killed, 40 ms later. Prints the time from the execve to
  *       the first sched_setaffinity() call on the child, in microseconds,
  *       one line per exec, or "timeout" when its affinity was not CPULIST
- *       by then. The call is read from the kernel's trace (TRACE_PIPE, with
+ *       by then ("untraced" when it was, but the trace has no call on it). The call is read from the kernel's trace (TRACE_PIPE, with
  *       trace_clock = mono and the event syscalls/sys_enter_sched_setaffinity
  *       enabled): this process sleeps meanwhile, and so neither takes a CPU
  *       from the daemon nor enters the kernel on the child's CPU, which
@@ -155,12 +155,13 @@ static int measure_one(char *program, char *mode, const cpu_set_t *want, volatil
 	/* Asleep the whole window: nothing of ours runs, or enters the kernel,
 	 * while the daemon is on its way. */
 	else if (nanosleep(&(struct timespec){ .tv_nsec = WINDOW_NS }, NULL) == 0 &&
-		 sched_getaffinity(pid, sizeof(have), &have) == 0 && CPU_EQUAL(&have, want))
-		at = traced_pin(trace, pid);
+		 sched_getaffinity(pid, sizeof(have), &have) == 0 && CPU_EQUAL(&have, want) &&
+		 (at = traced_pin(trace, pid)) == 0)
+		at = -1;
 	if (at > 0 && *stamp)
 		printf("%.1f\n", (double)(at - *stamp) / 1000.0);
 	else
-		printf("timeout\n");
+		printf("%s\n", at < 0 ? "untraced" : "timeout");
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	return 0;
