@@ -8,6 +8,27 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+/* The rename is an entry of path's directory: it reaches the disk with the
+ * directory's own fsync, without which a crash may bring back the old file
+ * (or none) over data that was synced. */
+static int sync_directory(const char *path) {
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd, r = 0;
+
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir)
+		return -ENOMEM;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
 int atomicfile_write(const char *path, const char *text, mode_t mode, bool durable) {
 	size_t len = strlen(text), done = 0;
 	char *tmp;
@@ -42,6 +63,8 @@ int atomicfile_write(const char *path, const char *text, mode_t mode, bool durab
 		r = -errno;
 	if (r < 0)
 		unlink(tmp);
+	else if (durable)
+		r = sync_directory(path);
 	free(tmp);
 	return r;
 }

@@ -7,7 +7,8 @@
 #include <sys/types.h>
 
 /* Writes text to path with the given mode. With durable, the data reaches
- * the disk before the rename (state kept across reboots); without, a crash
+ * the disk before the rename, and the rename before the return (the
+ * directory is synced too: state kept across reboots); without, a crash
  * of the machine may lose it (runtime files, figures rewritten each
  * interval). The temporary file is path.XXXXXX: it never ends in the
  * target's suffix, which some readers (node_exporter's *.prom) look for.

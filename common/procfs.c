@@ -954,14 +954,12 @@ int procfs_find_x3d_mode(const char *root, char *path, size_t size) {
 	return r;
 }
 
-int procfs_read_x3d_mode(const char *root, char mode[PROCFS_X3D_MODE_MAX]) {
-	char path[PATH_MAX], buf[64];
+/* One lower-case word, its newline dropped. */
+static int read_x3d_word(const char *path, char mode[PROCFS_X3D_MODE_MAX]) {
+	char buf[64];
 	ssize_t len;
 	size_t n;
-	int r = procfs_find_x3d_mode(root, path, sizeof(path));
 
-	if (r < 0)
-		return r;
 	len = procfs_read_file(path, buf, sizeof(buf));
 	if (len < 0)
 		return (int)len;
@@ -974,6 +972,20 @@ int procfs_read_x3d_mode(const char *root, char mode[PROCFS_X3D_MODE_MAX]) {
 			return -EINVAL;
 	memcpy(mode, buf, n + 1);
 	return 0;
+}
+
+int procfs_read_x3d_mode(const char *root, char mode[PROCFS_X3D_MODE_MAX]) {
+	char path[PATH_MAX];
+	int r = procfs_find_x3d_mode(root, path, sizeof(path));
+
+	return r < 0 ? r : read_x3d_word(path, mode);
+}
+
+int procfs_read_x3d_boot_mode(const char *root, char mode[PROCFS_X3D_MODE_MAX]) {
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/sys/module/amd_x3d_vcache/parameters/x3d_mode", root);
+	return read_x3d_word(path, mode);
 }
 
 int procfs_write_x3d_mode(const char *root, const char *mode) {

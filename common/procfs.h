@@ -220,6 +220,10 @@ int procfs_find_x3d_mode(const char *root, char *path, size_t size);
 /* Its mode, "cache" or "frequency" (whatever one word it says, newline
  * dropped). -ENOENT without the driver, -EINVAL for an empty or odd file. */
 int procfs_read_x3d_mode(const char *root, char mode[PROCFS_X3D_MODE_MAX]);
+/* The mode the driver was loaded with, its x3d_mode parameter
+ * (/sys/module/amd_x3d_vcache/parameters/x3d_mode; "frequency" unless the
+ * administrator gave another), read the same way. */
+int procfs_read_x3d_boot_mode(const char *root, char mode[PROCFS_X3D_MODE_MAX]);
 /* Sets it: -ENOENT without the driver, -EACCES without the right, -EINVAL
  * when the driver refuses the word. */
 int procfs_write_x3d_mode(const char *root, const char *mode);

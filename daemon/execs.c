@@ -64,8 +64,7 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
 	(void)s;
 	(void)fd;
 	(void)revents;
-	if (ring_buffer__consume(x->ring) < 0)
-		log_warning_errno(-errno, "Failed to read exec records: %m");
+	execs_catch_up(x);
 	return 0;
 }
 

@@ -190,11 +190,14 @@ int main(int argc, char **argv) {
 	/* Before anything is forked: the probe worker starts with the kernel's
 	 * own slice. */
 	char why[160];
-	if (slice_shorten(why, sizeof(why)) < 0)
+	r = slice_shorten(why, sizeof(why));
+	if (r < 0)
 		log_notice("Running with the kernel's default time slice, so a pin at exec may wait for a program "
 			   "computing on ccxd's CPU to use up its own: %s", why);
-	else
+	else if (r == 0)
 		log_debug("Time slice: %d us", SLICE_USEC);
+	else
+		log_debug("Time slice: left to the scheduling policy chosen for ccxd");
 
 	r = manager_new(config_path, &m, &errors);
 	if (r < 0) {

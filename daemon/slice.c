@@ -39,7 +39,7 @@ int slice_shorten(char *why, size_t why_size) {
 	/* Another policy was chosen for ccxd (chrt, CPUSchedulingPolicy=):
 	 * a real-time one preempts anyway, and SCHED_IDLE is meant. */
 	if (want.sched_policy != SCHED_OTHER && want.sched_policy != SCHED_BATCH)
-		return 0;
+		return 1;
 	want.size = sizeof(want);
 	want.sched_flags = SLICE_RESET_ON_FORK;
 	want.sched_runtime = SLICE_USEC * 1000ULL;

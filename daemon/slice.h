@@ -19,7 +19,7 @@
  * nice value; what it forks starts again with the kernel's defaults (the
  * default slice, nice 0 if ccxd's is below). A policy other than
  * SCHED_OTHER or SCHED_BATCH, chosen for ccxd on purpose, is left as it
- * is. Returns 0; or -errno, with why for people, when the kernel refuses
+ * is. Returns 0 when shortened, 1 when left as chosen; or -errno, with why for people, when the kernel refuses
  * or has no slices of a task's own (before 6.12), and ccxd runs as
  * before. */
 int slice_shorten(char *why, size_t why_size);

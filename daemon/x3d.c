@@ -3,34 +3,64 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "atomicfile.h"
 #include "log.h"
 #include "procfs.h"
+#include "regfile.h"
 
 static void original_path(const char *root, const char *runtime_dir, char *path, size_t size) {
 	snprintf(path, size, "%s%s/%s", root, runtime_dir, X3D_ORIGINAL_FILE);
 }
 
 /* The mode recorded by an earlier run: 0, or -ENOENT when none (or what is
- * there is no mode the driver has: such a file is no evidence). */
+ * there is no mode the driver has: such a file is no evidence). Root reads
+ * it in a directory that user ccxd owns: a link, a FIFO or a device put in
+ * its place is not opened (-ELOOP, -EINVAL, -EFBIG: regfile_read()). */
 static int read_original(const char *root, const char *runtime_dir, char mode[PROCFS_X3D_MODE_MAX]) {
-	char path[PATH_MAX], buf[64];
-	ssize_t len;
-	size_t n;
+	char path[PATH_MAX], *buf;
+	size_t len, n;
+	int r;
 
 	original_path(root, runtime_dir, path, sizeof(path));
-	len = procfs_read_file(path, buf, sizeof(buf));
-	if (len < 0)
+	r = regfile_read(path, REGFILE_NOFOLLOW, 64, &buf, &len);
+	if (r == -ENOENT || r == -ENOMEM)
 		return -ENOENT;
+	if (r < 0)
+		return r;
 	n = strcspn(buf, "\n");
 	buf[n] = '\0';
-	if (strcmp(buf, "cache") != 0 && strcmp(buf, "frequency") != 0)
+	r = strcmp(buf, "cache") == 0 || strcmp(buf, "frequency") == 0 ? 0 : -ENOENT;
+	if (r == 0)
+		memcpy(mode, buf, n + 1);
+	free(buf);
+	return r;
+}
+
+/* The original, when the record is not a file root may read: what ccxd
+ * changed is known, what it was is not, and the mode the driver was loaded
+ * with stands for it (1). -ENOENT when there is no record, or when that
+ * mode cannot be read either (the entry is then removed, and the mode
+ * left). */
+static int find_original(const char *root, const char *runtime_dir, char mode[PROCFS_X3D_MODE_MAX]) {
+	char path[PATH_MAX];
+	int r = read_original(root, runtime_dir, mode);
+
+	if (r == 0 || r == -ENOENT)
+		return r;
+	original_path(root, runtime_dir, path, sizeof(path));
+	if (procfs_read_x3d_boot_mode(root, mode) < 0) {
+		log_warning("%s: %s, ignored and removed; the driver's initial mode is unknown, so the X3D mode "
+			    "is left as it is", path, regfile_strerror(r));
+		(void)unlink(path);
 		return -ENOENT;
-	memcpy(mode, buf, n + 1);
-	return 0;
+	}
+	log_warning("%s: %s, ignored; the driver's initial mode, %s, stands for the original", path,
+		    regfile_strerror(r), mode);
+	return 1;
 }
 
 static int write_original(const char *root, const char *runtime_dir, const char *mode) {
@@ -60,12 +90,14 @@ static int set_mode(const char *root, const char *now, const char *mode) {
 
 int x3d_apply(const char *root, const char *runtime_dir, enum config_x3d want) {
 	char now[PROCFS_X3D_MODE_MAX], original[PROCFS_X3D_MODE_MAX];
-	bool recorded;
+	bool recorded, rewrite;
 	int r = procfs_read_x3d_mode(root, now);
 
 	if (r < 0)
 		return r;
-	recorded = read_original(root, runtime_dir, original) == 0;
+	r = find_original(root, runtime_dir, original);
+	recorded = r >= 0;
+	rewrite = r != 0;
 	if (want == CONFIG_X3D_KEEP) {
 		if (!recorded)
 			return 0;
@@ -75,9 +107,10 @@ int x3d_apply(const char *root, const char *runtime_dir, enum config_x3d want) {
 		return r;
 	}
 	/* Recorded before the change: a crash between the two leaves a record
-	 * of the mode that is still set, which is harmless. */
-	if (!recorded) {
-		r = write_original(root, runtime_dir, now);
+	 * of the mode that is still set, which is harmless. A stand-in is
+	 * written as the record that was not one. */
+	if (rewrite) {
+		r = write_original(root, runtime_dir, recorded ? original : now);
 		if (r < 0)
 			return r;
 	}

@@ -2,7 +2,9 @@
 
 #include "config-keys.h"
 #include "groups.h"
+#include "log.h"
 #include "validator.h"
+#include "regfile.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define USEC_PER_SEC   UINT64_C(1000000)
@@ -118,8 +122,7 @@ static void parser_error(struct parser *p, unsigned line, const char *fmt, ...) 
 static void errno_error(struct parser *p, size_t file, const char *path, int error) {
 	char *text;
 
-	errno = -error;
-	if (asprintf(&text, "%s: %m", path) < 0)
+	if (asprintf(&text, "%s: %s", path, regfile_strerror(error)) < 0)
 		text = NULL;
 	add_error(p, file, 0, text);
 }
@@ -377,53 +380,20 @@ static char *read_line(char *buf, int size, void *stream) {
 	return strcat(buf, "\n");
 }
 
+/* A configuration file is read only if it is a regular file (a link to one
+ * is followed: configuration management links them), and without blocking:
+ * a FIFO in its place is an error, not a hang. /dev/null, or a link to it,
+ * is empty: a drop-in that masks a package's preset of its name. */
 static int read_file(const char *path, char **ret, size_t *ret_size) {
-	char *buf = NULL;
-	size_t size = 0, alloc = 0;
-	int fd, r = 0;
+	struct stat st;
+	int r = regfile_read(path, 0, CONFIG_MAX_SIZE, ret, ret_size);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		if (size == alloc) {
-			char *b;
-
-			if (alloc > CONFIG_MAX_SIZE) {
-				r = -EFBIG;
-				break;
-			}
-			alloc = alloc ? alloc * 2 : 4096;
-			b = realloc(buf, alloc);
-			if (!b) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = b;
-		}
-		n = read(fd, buf + size, alloc - size);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		size += (size_t)n;
+	if (r == -EINVAL && stat(path, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
+		*ret = strdup("");
+		*ret_size = 0;
+		return *ret ? 0 : -ENOMEM;
 	}
-	close(fd);
-	if (r == 0 && size > CONFIG_MAX_SIZE)
-		r = -EFBIG;
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	*ret = buf;
-	*ret_size = size;
-	return 0;
+	return r;
 }
 
 static int compare_errors(const void *a, const void *b) {
@@ -515,8 +485,7 @@ static char **single_error(const char *path, int error) {
 
 	if (!list)
 		return NULL;
-	errno = -error;
-	if (asprintf(&list[0], "%s: %m", path) < 0) {
+	if (asprintf(&list[0], "%s: %s", path, regfile_strerror(error)) < 0) {
 		free(list);
 		return NULL;
 	}
@@ -590,6 +559,21 @@ static bool is_dropin_name(const char *name) {
 	return name[0] != '.' && len > 5 && strcmp(name + len - 5, ".conf") == 0;
 }
 
+/* Whoever may write a directory of drop-ins may give ccxd rules, and a
+ * rule moves any process: a directory that others than root (and the user
+ * ccxd runs as) may write to is said, though read. */
+static void warn_if_writable(const char *dir, int fd) {
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return;
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & S_IWOTH) ||
+	    ((st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != getegid()))
+		log_warning("%s may be written by users other than root (owner %u, group %u, mode %04o): any of them "
+			    "can give ccxd rules",
+			    dir, (unsigned)st.st_uid, (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777));
+}
+
 /* Adds the *.conf entries of dir to *list. A directory that is not there has
  * none; one that cannot be read is an error. */
 static void list_dropins(struct parser *p, const char *dir, bool preset, struct dropin **list, size_t *n,
@@ -602,6 +586,7 @@ static void list_dropins(struct parser *p, const char *dir, bool preset, struct 
 			errno_error(p, p->config->n_files, dir, -errno);
 		return;
 	}
+	warn_if_writable(dir, dirfd(d));
 	for (errno = 0; (de = readdir(d)); errno = 0) {
 		struct dropin *l;
 

@@ -66,3 +66,22 @@ check "a reload after a drop-in is removed" sh -c "$CCXCTL --socket $SOCK reload
 check "its program gets its original affinity back" wait_for 2 cpus_are "$dropped" 0-1
 check "the other drop-in's program stays" cpus_are "$hup" 1
 check "ccxctl rules no longer lists it" sh -c "! $CCXCTL --socket $SOCK rules | grep -q ccxt-dropped"
+
+# A FIFO as a drop-in is an error with its path, at once: not a start or a
+# reload that waits for a writer.
+mkfifo "$DROPINS/80-fifo.conf"
+timeout 20 "$CCXD" --check-config "$CONF" > "$WORK/fifo.out" 2>&1
+rc=$?
+check "--check-config with a FIFO as a drop-in fails at once" sh -c "[ $rc -ne 0 ] && [ $rc -ne 124 ]"
+check "naming it: not a regular file" grep -q "^$DROPINS/80-fifo.conf: not a regular file" "$WORK/fifo.out"
+timeout 20 "$CCXCTL" --socket "$SOCK" reload > "$WORK/fifo.out" 2>&1
+check "a reload says the same, and the rules in force stay" sh -c "grep -q '80-fifo.conf: not a regular file' $WORK/fifo.out && [ \"\$($CCXCTL --socket $SOCK --json rules | jq -r '.rules | length')\" = 2 ]"
+rm "$DROPINS/80-fifo.conf"
+
+# A drop-in directory others may write to gives whoever they are ccxd's
+# rules: said, and read all the same.
+check "a drop-in directory only root writes to is not warned of" sh -c "! $CCXD --check-config $CONF 2>&1 | grep -q 'may be written'"
+chmod o+w "$DROPINS"
+check "one anyone may write to is" sh -c "$CCXD --check-config $CONF 2>&1 | grep -q '^ccxd: warning: $DROPINS may be written by users other than root'"
+check "and its rules are read" sh -c "$CCXD --check-config $CONF 2>&1 | grep -q 'configuration OK'"
+chmod o-w "$DROPINS"

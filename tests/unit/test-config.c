@@ -1067,8 +1067,18 @@ static void unreadable_dropins_are_errors(void) {
 	CHECK_INT(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/30-dangling.conf", t.dropins);
 	CHECK_INT(symlink("/nonexistent/ccxd-test", path), 0);
+	/* A FIFO would hang the daemon's start until someone wrote to it; a
+	 * link to a device is no file of rules (only /dev/null, which masks). */
+	snprintf(path, sizeof(path), "%s/40-fifo.conf", t.dropins);
+	CHECK_INT(mkfifo(path, 0644), 0);
+	snprintf(path, sizeof(path), "%s/50-device.conf", t.dropins);
+	CHECK_INT(symlink("/dev/zero", path), 0);
+	alarm(10);
 	check_tree_errors(&t, false, "ccxd.conf.d/20-dir.conf: Is a directory",
-			  "ccxd.conf.d/30-dangling.conf: No such file or directory", NULL);
+			  "ccxd.conf.d/30-dangling.conf: No such file or directory",
+			  "ccxd.conf.d/40-fifo.conf: not a regular file", "ccxd.conf.d/50-device.conf: not a regular file",
+			  NULL);
+	alarm(0);
 
 	/* A drop-in directory that is a file. */
 	snprintf(path, sizeof(path), "rm -rf '%s'", t.dropins);
@@ -1145,11 +1155,11 @@ static void reports_unreadable_file(void) {
 	}
 	config_errors_free(errors);
 
-	/* A path that never ends is cut off, not read into all of memory. */
+	/* A device is no configuration, nor read into all of memory. */
 	errors = NULL;
-	CHECK_INT(config_load("/dev/zero", &c, &errors), -EFBIG);
+	CHECK_INT(config_load("/dev/zero", &c, &errors), -EINVAL);
 	if (errors)
-		CHECK_STR(errors[0], "/dev/zero: File too large");
+		CHECK_STR(errors[0], "/dev/zero: not a regular file");
 	config_errors_free(errors);
 }
 

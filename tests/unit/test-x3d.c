@@ -2,6 +2,7 @@
  * put back, and what a killed ccxd left behind. */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -96,6 +97,65 @@ static void a_killed_ccxd_is_undone_at_the_next_start(void) {
 	fixture_remove(root);
 }
 
+#define BOOT_MODE "/sys/module/amd_x3d_vcache/parameters/x3d_mode"
+
+/* What user ccxd may put in place of root's record, in the directory it
+ * owns: a link (to a file of the mode it wants, to a device) or a FIFO. None
+ * is opened (a FIFO would hang the unit's stop); the mode the driver was
+ * loaded with stands for the original, and is put back. */
+static void a_record_that_is_no_file_is_not_read(void) {
+	static const char *kinds[] = { "link", "fifo", "link to a fifo" };
+	char root[PATH_MAX], path[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		printf("# the record is a %s\n", kinds[i]);
+		fixture_root(root);
+		fixture_file(root, FIXTURE_X3D, "frequency\n");
+		fixture_file(root, BOOT_MODE, "frequency\n");
+		fixture_file(root, "/elsewhere/wanted", "cache\n");
+		fixture_file(root, RUN "/placeholder", "");
+		CHECK_INT(x3d_apply(root, RUN, CONFIG_X3D_CACHE), 1);
+		snprintf(path, sizeof(path), "%s" RUN "/" X3D_ORIGINAL_FILE, root);
+		CHECK_INT(unlink(path), 0);
+		if (i == 0)
+			snprintf(target, sizeof(target), "%s/elsewhere/wanted", root);
+		else
+			snprintf(target, sizeof(target), "%s/elsewhere/fifo", root);
+		if (i > 0)
+			CHECK_INT(mkfifo(target, 0600), 0);
+		CHECK_INT(i == 1 ? rename(target, path) : symlink(target, path), 0);
+		/* As the unit's ExecReload= would: cache stays, the record
+		 * becomes a file again, with the stand-in. */
+		alarm(10);
+		CHECK_INT(x3d_apply(root, RUN, CONFIG_X3D_CACHE), 0);
+		CHECK(lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+		CHECK_STR(recorded(root), "frequency");
+		/* Replaced again, then the unit's ExecStopPost=. */
+		CHECK_INT(unlink(path), 0);
+		CHECK_INT(symlink(target, path), 0);
+		CHECK_INT(x3d_restore(root, RUN), 1);
+		alarm(0);
+		CHECK_STR(mode_of(root), "frequency");
+		CHECK(lstat(path, &st) < 0 && errno == ENOENT);
+		fixture_remove(root);
+	}
+
+	/* Without the driver's parameter the original is unknown: the entry
+	 * is removed and the mode left. */
+	fixture_root(root);
+	fixture_file(root, FIXTURE_X3D, "cache\n");
+	fixture_file(root, "/elsewhere/wanted", "frequency\n");
+	fixture_file(root, RUN "/placeholder", "");
+	snprintf(path, sizeof(path), "%s" RUN "/" X3D_ORIGINAL_FILE, root);
+	snprintf(target, sizeof(target), "%s/elsewhere/wanted", root);
+	CHECK_INT(symlink(target, path), 0);
+	CHECK_INT(x3d_restore(root, RUN), 0);
+	CHECK_STR(mode_of(root), "cache");
+	CHECK(lstat(path, &st) < 0 && errno == ENOENT);
+	fixture_remove(root);
+}
+
 /* No runtime directory to record in: the mode is left alone. */
 static void no_record_no_change(void) {
 	char root[PATH_MAX];
@@ -182,5 +242,5 @@ static void set_by_root_found_set_by_a_daemon_that_may_not_write(void) {
 }
 
 TEST_MAIN(T(without_the_driver_nothing_happens), T(sets_the_mode_and_puts_the_old_one_back),
-	  T(a_killed_ccxd_is_undone_at_the_next_start), T(no_record_no_change),
+	  T(a_killed_ccxd_is_undone_at_the_next_start), T(a_record_that_is_no_file_is_not_read), T(no_record_no_change),
 	  T(only_enforce_on_this_machine_sets_a_mode), T(set_by_root_found_set_by_a_daemon_that_may_not_write))

@@ -1,0 +1,23 @@
+/* Files read by name where someone else may have put something in their
+ * place: a configuration file, a record in a directory that another user
+ * owns. Only a regular file is read. The open never blocks (a FIFO would
+ * wait for a writer), never makes a terminal ccxd's, and, where asked,
+ * does not follow a symbolic link (root reading what user ccxd can
+ * replace). */
+#pragma once
+
+#include <stddef.h>
+
+enum regfile_flags {
+	REGFILE_NOFOLLOW = 1 << 0,   /* a symbolic link is refused, not followed */
+};
+
+/* Reads the whole of path, at most max bytes, into a new NUL-terminated
+ * buffer (*ret, freed by the caller; *len without the NUL). Returns 0, or
+ * -errno: -EISDIR for a directory, -EINVAL for anything else that is
+ * not a regular file (a FIFO, a device, a socket), -ELOOP when it is a link and REGFILE_NOFOLLOW was given,
+ * -EFBIG when it is larger than max. */
+int regfile_read(const char *path, enum regfile_flags flags, size_t max, char **ret, size_t *len);
+
+/* What regfile_read()'s error means, for people. */
+const char *regfile_strerror(int error);
