@@ -448,12 +448,15 @@ static int on_connection_timeout(sd_event_source *s, uint64_t usec, void *userda
 }
 
 /* The connection that did nothing for the longest: the one to give up when
- * all slots are taken, so that idle clients cannot lock everybody out. */
+ * all slots are taken, so that idle clients cannot lock everybody out. Not
+ * one with a call in flight (a probe, whose worker would be cancelled), nor
+ * root's: idle connections of any user must not take those away. NULL when
+ * every one is such. */
 static struct connection *least_recently_active(const struct control *c) {
 	struct connection *lru = NULL;
 
 	for (struct connection *conn = c->connections; conn; conn = conn->next)
-		if (!lru || conn->last_active < lru->last_active)
+		if (!conn->pending && conn->cred.uid != 0 && (!lru || conn->last_active < lru->last_active))
 			lru = conn;
 	return lru;
 }
@@ -476,6 +479,12 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		struct connection *lru = least_recently_active(c);
 
 		/* Debug only: a flood of connections must not flood the log too. */
+		if (!lru) {
+			log_debug("Too many control clients (%d), each root's or awaiting an answer: refusing one",
+				  CONTROL_CONNECTIONS_MAX);
+			close(cfd);
+			return 0;
+		}
 		log_debug("Too many control clients (%d): dropping pid %d, idle the longest",
 			  CONTROL_CONNECTIONS_MAX, (int)lru->cred.pid);
 		connection_free(lru);
@@ -577,11 +586,16 @@ int control_listen(const char *path, bool *activated) {
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	/* Bind with a restrictive umask so the socket is never briefly open to all. */
+	/* The file bind() makes takes its mode from the socket, less the umask:
+	 * 0660 from the start, never open to all, and no chmod() by name,
+	 * which in a directory another user owns could be sent through a link
+	 * to any file. */
 	mode_t old = umask(0117);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	r = fchmod(fd, 0660);
+	if (r == 0)
+		r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (r < 0 || chmod(path, 0660) < 0 || listen(fd, SOMAXCONN) < 0) {
+	if (r < 0 || listen(fd, SOMAXCONN) < 0) {
 		r = -errno;
 		close(fd);
 		return r;

@@ -539,6 +539,20 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 	return sd_event_exit(m->event, 0);
 }
 
+/* Root writes the ledger and other files in the runtime directory by name:
+ * in one that another user owns (the service's, user ccxd's, when ccxd is
+ * then started by hand as root) that user could put links in their place. */
+static int check_runtime_dir(const char *dir) {
+	struct stat st;
+
+	if (geteuid() != 0 || stat(dir, &st) < 0 || st.st_uid == 0)
+		return 0;
+	return log_error_errno(-EPERM,
+			       "Running as root, ccxd does not write in %s, which belongs to uid %u: another "
+			       "runtime_dir in the configuration, or ccxd as that user (the service's way)",
+			       dir, (unsigned)st.st_uid);
+}
+
 int manager_new(const char *config_path, struct manager **ret, char ***errors) {
 	struct manager *m = calloc(1, sizeof(*m));
 	int r;
@@ -612,6 +626,9 @@ int manager_start(struct manager *m) {
 		return -ENOMEM;
 	if (mkdir(m->runtime_dir, 0755) < 0 && errno != EEXIST)
 		log_warning_errno(-errno, "Failed to create %s: %m", m->runtime_dir);
+	r = check_runtime_dir(m->runtime_dir);
+	if (r < 0)
+		return r;
 	apply_x3d(m);
 	r = placements_new(m->event, m->root, m->runtime_dir, &m->placements);
 	if (r >= 0)

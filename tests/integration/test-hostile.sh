@@ -94,8 +94,57 @@ wait $!
 closed=$(sed -n 's/^connected 300 closed //p' "$out")
 check "300 idle connections: all connect, the oldest beyond 128 are dropped (${closed:-?})" \
 	[ "${closed:-0}" -ge 172 ]
+
+# ---- root's calls are nobody's to cancel ----
+# A probe in flight keeps its connection whatever the slots: evicting it
+# would cancel the probe.
+"$CCXCTL" --socket "$SOCK" probe --quick --json >"$WORK/probe.json" 2>/dev/null &
+probe=$!
+wait_for 10 sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq -r .probe.state)\" = probing ]"
+as_nobody "$HOSTILE" idle "$SOCK" 200 2 >"$out" 2>&1
+wait_for 60 sh -c "! kill -0 $probe 2>/dev/null"
+wait $probe
+rc=$?
+check "root's probe survives 200 idle connections of nobody's" \
+	sh -c "[ $rc -eq 0 ] && jq -e '.mode == \"quick\"' $WORK/probe.json >/dev/null"
 answers_fast "the end of the attacks"
 
 check "ccxd is still running" kill -0 "$CCXD_PID"
 check "no errors logged" sh -c "! grep -q ': error:' '$LOG'"
 check "ccxd stops cleanly" stop_ccxd
+
+# ---- where root writes ----
+# The socket is made 0660 by bind() itself, whatever the umask, and never
+# chmod()ed by name: in a directory another user owns, that name could be a
+# link to any file by then.
+cat > "$WORK/own.conf" <<CONF
+[daemon]
+socket = $WORK/own/ccxd.sock
+runtime_dir = $WORK/own/run
+state_dir = $WORK/own/state
+calibrate = no
+topology = $TWO_CCX
+CONF
+if command -v strace >/dev/null; then
+	(umask 000; exec strace -f -qq -e trace=chmod,fchmodat -o "$WORK/chmod.trace" "$CCXD" --config "$WORK/own.conf") \
+		>"$WORK/own.log" 2>&1 &
+	traced=$!
+	wait_for 10 test -S "$WORK/own/ccxd.sock"
+	check "with umask 000 the socket is still rw for owner and group only" \
+		[ "$(stat -c %a "$WORK/own/ccxd.sock" 2>/dev/null)" = 660 ]
+	sig TERM "$(pgrep -P "$traced" -x ccxd)"
+	wait_for 10 sh -c "! kill -0 $traced 2>/dev/null" || sig KILL "$traced"
+	check "and no file is chmod()ed by name" sh -c "! grep -q 'chmod' '$WORK/chmod.trace'"
+else
+	echo "ok - the socket's mode # SKIP strace is not installed"
+fi
+
+# Root does not write in a runtime directory another user owns (the
+# service's, user ccxd's, when ccxd is then started by hand).
+mkdir -p "$WORK/theirs"
+chown nobody "$WORK/theirs"
+sed -i "s|^runtime_dir = .*|runtime_dir = $WORK/theirs|" "$WORK/own.conf"
+timeout 20 "$CCXD" --config "$WORK/own.conf" >"$WORK/own.log" 2>&1
+rc=$?
+check "ccxd as root refuses a runtime directory another user owns" \
+	sh -c "[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q 'does not write in $WORK/theirs, which belongs to uid 65534' '$WORK/own.log'"
