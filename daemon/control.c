@@ -16,6 +16,7 @@
 
 #include "log.h"
 #include "protocol.h"
+#include "util.h"
 
 /* Beyond this many clients, new ones are turned away at once. */
 #define CONTROL_CONNECTIONS_MAX 128
@@ -30,6 +31,25 @@
 /* Progress ("continues") is dropped while this much output waits unread: a
  * slow reader gets the result late, not a backlog of stale progress. */
 #define CONTROL_PROGRESS_BACKLOG (64 * 1024)
+/* What one client may take from the loop, which the sampler, the pins at
+ * exec and every other client share. A turn (one wake-up of its
+ * connection) handles at most this many calls; the rest of what it sent
+ * waits for the next turn, after whatever else was due. */
+#define CONTROL_CALLS_PER_TURN 4
+/* The calls of one user (all its connections) may keep the loop busy for
+ * this share of the time, after a first burst: a flood of one-way calls
+ * gets its answers slower, and costs ccxd no more than this. */
+#define CONTROL_USER_SHARE_PERCENT 10
+#define CONTROL_USER_BURST_USEC (100 * UINT64_C(1000))
+
+/* The loop time a user has left: refilled at CONTROL_USER_SHARE_PERCENT of
+ * the time that passes, up to the burst; each call's time is taken off. */
+struct budget {
+	uid_t uid;
+	unsigned connections;        /* 0: a free slot */
+	int64_t usec;
+	uint64_t at;                 /* CLOCK_MONOTONIC usec of the last refill */
+};
 
 struct control_deferred {
 	struct connection *conn;
@@ -44,6 +64,8 @@ struct connection {
 	sd_event_source *io;
 	sd_event_source *timer;      /* drops the connection when it stalls or idles */
 	struct ucred cred;
+	struct budget *budget;       /* its user's, shared by all of that user's connections */
+	uint64_t throttled_until;    /* 0, or when the user's budget allows a call again */
 	uint64_t last_active;        /* CLOCK_MONOTONIC usec of the last message or reply taken */
 	uint64_t in_since;           /* when the incomplete message in in[] began */
 	uint64_t out_since;          /* when the client last took (or was given) output */
@@ -67,6 +89,7 @@ struct control {
 	void *userdata;
 	struct connection *connections;
 	size_t n_connections;
+	struct budget budgets[CONTROL_CONNECTIONS_MAX];   /* at most one user per connection */
 };
 
 void control_call_fail(struct control_call *call, const char *name, const char *fmt, ...) {
@@ -92,6 +115,8 @@ static void connection_free(struct connection *conn) {
 	if (conn->next)
 		conn->next->prev = conn->prev;
 	c->n_connections--;
+	if (conn->budget)
+		conn->budget->connections--;
 	if (conn->pending) {
 		struct control_deferred *d = conn->pending;
 		conn->pending = NULL;
@@ -240,8 +265,10 @@ static int update_events(struct connection *conn) {
 	/* While replies wait, stop reading: a client that never reads cannot make
 	 * us queue without bound. */
 	bool out_pending = conn->out_len > conn->out_sent;
-	uint32_t events = out_pending ? EPOLLOUT : conn->pending ? 0 : EPOLLIN;
+	bool waiting = conn->pending || conn->resume || conn->throttled_until;
+	uint32_t events = out_pending ? EPOLLOUT : waiting ? 0 : EPOLLIN;
 	uint64_t deadline = out_pending ? conn->out_since + CONTROL_STALL_USEC
+			  : conn->throttled_until ? conn->throttled_until
 			  : conn->in_len > 0 ? conn->in_since + CONTROL_STALL_USEC
 			  : conn->last_active + CONTROL_IDLE_USEC;
 	int r;
@@ -270,27 +297,61 @@ static int flush_output(struct connection *conn) {
 				return 0;
 			return -errno;
 		}
+		/* Not a new start of the client's time to take them: a reader of
+		 * one byte at a time would otherwise hold its slot for ever. */
 		conn->out_sent += (size_t)n;
-		conn->out_since = now_usec(conn->control);
 	}
 	conn->out_len = conn->out_sent = 0;
 	return 0;
 }
 
-/* The complete messages read so far, in order, until one is deferred: the
- * rest wait for its last reply. */
+static int schedule_resume(struct connection *conn);
+
+/* Whether the connection's user may have a call handled now; if not, when
+ * it may (conn->throttled_until). */
+static bool budget_allows(struct connection *conn, uint64_t now) {
+	struct budget *b = conn->budget;
+
+	b->usec += (int64_t)((now - b->at) * CONTROL_USER_SHARE_PERCENT / 100);
+	if (b->usec > (int64_t)CONTROL_USER_BURST_USEC)
+		b->usec = (int64_t)CONTROL_USER_BURST_USEC;
+	b->at = now;
+	if (b->usec > 0)
+		return true;
+	conn->throttled_until = now + (uint64_t)(-b->usec) * 100 / CONTROL_USER_SHARE_PERCENT + 1000;
+	return false;
+}
+
+/* The complete messages read so far, in order, until one is deferred (the
+ * rest wait for its last reply), the turn's calls are done (the rest wait
+ * for the next turn), or the user's budget is spent (they wait for it). */
 static int process_input(struct connection *conn, bool had_partial) {
 	size_t start = 0;
+	unsigned calls = 0;
+	bool more = false;
 	char *nul;
 
 	while (!conn->close_after_flush && !conn->pending &&
 	       (nul = memchr(conn->in + start, '\0', conn->in_len - start))) {
 		size_t len = (size_t)(nul - (conn->in + start));
-		int r = handle_message(conn, conn->in + start, len);
+		uint64_t t = util_usec(CLOCK_MONOTONIC);
+		int r;
+
+		if (calls == CONTROL_CALLS_PER_TURN || !budget_allows(conn, t)) {
+			more = true;
+			break;
+		}
+		r = handle_message(conn, conn->in + start, len);
+		conn->budget->usec -= (int64_t)(util_usec(CLOCK_MONOTONIC) - t);
 		if (r < 0)
 			return r;
 		start += len + 1;
+		calls++;
 	}
+	/* Throttled, its timer resumes it; else the next turn comes from the
+	 * loop, after the events already due. */
+	if (more && !conn->throttled_until && schedule_resume(conn) < 0)
+		return -ENOMEM;
 	memmove(conn->in, conn->in + start, conn->in_len - start);
 	conn->in_len -= start;
 	if (start > 0)
@@ -299,7 +360,7 @@ static int process_input(struct connection *conn, bool had_partial) {
 	 * slowly the rest trickles in. */
 	if (conn->in_len > 0 && (!had_partial || start > 0))
 		conn->in_since = now_usec(conn->control);
-	if (conn->in_len == sizeof(conn->in) && !conn->close_after_flush && !conn->pending) {
+	if (conn->in_len == sizeof(conn->in) && !more && !conn->close_after_flush && !conn->pending) {
 		conn->close_after_flush = true;
 		return queue_error(conn, VARLINK_ERROR_INVALID_PARAMETER, "message too large");
 	}
@@ -440,6 +501,12 @@ static int on_connection_timeout(sd_event_source *s, uint64_t usec, void *userda
 
 	(void)s;
 	(void)usec;
+	/* The end of a wait for its user's budget: its calls go on. */
+	if (conn->throttled_until && conn->out_len == conn->out_sent) {
+		conn->throttled_until = 0;
+		connection_process(conn, 0, true);
+		return 0;
+	}
 	log_debug("Dropping control client pid %d: %s", (int)conn->cred.pid,
 		  conn->out_len > conn->out_sent ? "it does not read its replies" :
 		  conn->in_len > 0 ? "its message never ended" : "idle");
@@ -459,6 +526,23 @@ static struct connection *least_recently_active(const struct control *c) {
 		if (!conn->pending && conn->cred.uid != 0 && (!lru || conn->last_active < lru->last_active))
 			lru = conn;
 	return lru;
+}
+
+/* uid's budget: the one its other connections share, or a fresh one. There
+ * is a slot for every connection, so one is always free. */
+static struct budget *budget_of(struct control *c, uid_t uid) {
+	struct budget *free_slot = NULL;
+
+	for (size_t i = 0; i < CONTROL_CONNECTIONS_MAX; i++) {
+		struct budget *b = &c->budgets[i];
+		if (b->connections > 0 && b->uid == uid)
+			return b;
+		if (b->connections == 0 && !free_slot)
+			free_slot = b;
+	}
+	*free_slot = (struct budget){ .uid = uid, .usec = (int64_t)CONTROL_USER_BURST_USEC,
+				      .at = util_usec(CLOCK_MONOTONIC) };
+	return free_slot;
 }
 
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -518,6 +602,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		free(conn);
 		return 0;
 	}
+	conn->budget = budget_of(c, conn->cred.uid);
+	conn->budget->connections++;
 	conn->next = c->connections;
 	if (c->connections)
 		c->connections->prev = conn;

@@ -95,6 +95,39 @@ closed=$(sed -n 's/^connected 300 closed //p' "$out")
 check "300 idle connections: all connect, the oldest beyond 128 are dropped (${closed:-?})" \
 	[ "${closed:-0}" -ge 172 ]
 
+# ---- what flooding clients may cost ----
+# Three of nobody's clients at once for 6 s: one pipelines calls and never
+# reads, one sends one-way calls as fast as they are taken, one reads its
+# replies a byte at a time. The bounds (ccxd(8), SECURITY.md): the calls of
+# one user take at most 10 % of ccxd's loop beyond a 100 ms burst, so
+# ccxd's CPU stays under 40 % of one CPU; memory grows by the replies to 4
+# calls per connection at most, under 16 MiB here; every 1 s interval of
+# the sampler still runs; another client is answered within 1 s.
+rss() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$CCXD_PID/status"; }
+ticks() { awk '{ print $14 + $15 }' "/proc/$CCXD_PID/stat"; }
+cycles() { ctl --json status | jq -r '.sampling.cycles // 0'; }
+rss0=$(rss) ticks0=$(ticks) cycles0=$(cycles) since=$(date +%s%N) peak=0
+as_nobody "$HOSTILE" flood "$SOCK" 1000000 6 >"$WORK/flood.out" 2>&1 &
+flooder=$!
+as_nobody "$HOSTILE" oneway "$SOCK" 6 >"$WORK/oneway.out" 2>&1 &
+sender=$!
+as_nobody "$HOSTILE" trickle "$SOCK" 6 >"$WORK/trickle.out" 2>&1 &
+trickler=$!
+for i in 1 2 3 4 5 6 7 8 9 10 11; do
+	sleep 0.5
+	r=$(rss)
+	[ "${r:-0}" -gt "$peak" ] && peak=$r
+	[ "$i" = 4 ] && answers_fast "three flooding clients"
+done
+wait "$flooder" "$sender" "$trickler"
+took=$(( ($(date +%s%N) - since) / 1000000 ))
+cpu=$(( ($(ticks) - ticks0) * 100000 / $(getconf CLK_TCK) / took ))
+echo "# ccxd: ${cpu} % of a CPU, RSS ${rss0} kB then at most ${peak} kB, $(cat "$WORK/oneway.out"), trickle: $(cat "$WORK/trickle.out")"
+check "ccxd's CPU under three flooding clients stays under 40 % of one CPU (${cpu} %)" [ "$cpu" -lt 40 ]
+check "its memory grows by less than 16 MiB ($(( peak - rss0 )) kB)" [ $(( peak - rss0 )) -lt 16384 ]
+check "every interval of the sampler still ran ($(( $(cycles) - cycles0 )) in ${took} ms)" \
+	[ $(( $(cycles) - cycles0 )) -ge $(( took / 1000 - 1 )) ]
+
 # ---- root's calls are nobody's to cancel ----
 # A probe in flight keeps its connection whatever the slots: evicting it
 # would cancel the probe.

@@ -7,7 +7,12 @@
  *   flood SOCKET N SECONDS  one connection: sends N calls and never reads a
  *                           reply; prints "dropped after S s" or "open"
  *   half SOCKET SECONDS     sends the start of a message and nothing more;
- *                           prints "dropped after S s" or "open" */
+ *                           prints "dropped after S s" or "open"
+ *   oneway SOCKET SECONDS   one connection: sends one-way status calls as
+ *                           fast as they are taken; prints "sent N"
+ *   trickle SOCKET SECONDS  sends up to 1000 status calls at once and reads
+ *                           the replies one byte every 10 ms; prints how
+ *                           many it sent, "dropped after S s" or "open" */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -102,6 +107,49 @@ static int flood(const char *path, int n, double seconds) {
 	return wait_dropped(fd, start, seconds);
 }
 
+static int oneway(const char *path, double seconds) {
+	static const char call[] = "{\"method\":\"io.ccxd.GetStatus\",\"oneway\":true}";
+	int fd = connect_to(path);
+	long sent = 0;
+	double start = now();
+
+	if (fd < 0)
+		return 1;
+	while (now() - start < seconds) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		if (poll(&p, 1, 100) <= 0 || (p.revents & (POLLHUP | POLLERR)))
+			continue;
+		if (send(fd, call, sizeof(call), MSG_NOSIGNAL) == (ssize_t)sizeof(call))
+			sent++;
+		else if (errno != EAGAIN)
+			break;
+	}
+	printf("sent %ld\n", sent);
+	return 0;
+}
+
+static int trickle(const char *path, double seconds) {
+	static const char call[] = "{\"method\":\"io.ccxd.GetStatus\"}";
+	int fd = connect_to(path), sent = 0;
+	double start = now();
+	char c;
+
+	if (fd < 0)
+		return 1;
+	while (sent < 1000 && send(fd, call, sizeof(call), MSG_NOSIGNAL) == (ssize_t)sizeof(call))
+		sent++;
+	while (now() - start < seconds) {
+		ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN)) {
+			printf("sent %d, dropped after %.1f s\n", sent, now() - start);
+			return 0;
+		}
+		usleep(10 * 1000);
+	}
+	printf("sent %d, open\n", sent);
+	return 0;
+}
+
 static int half(const char *path, double seconds) {
 	static const char part[] = "{\"method\":\"io.ccxd.GetVer";
 	int fd = connect_to(path);
@@ -120,6 +168,10 @@ int main(int argc, char **argv) {
 		return flood(argv[2], atoi(argv[3]), atof(argv[4]));
 	if (argc == 4 && strcmp(argv[1], "half") == 0)
 		return half(argv[2], atof(argv[3]));
-	fprintf(stderr, "Usage: ccxt-hostile idle|flood SOCKET N SECONDS | half SOCKET SECONDS\n");
+	if (argc == 4 && strcmp(argv[1], "oneway") == 0)
+		return oneway(argv[2], atof(argv[3]));
+	if (argc == 4 && strcmp(argv[1], "trickle") == 0)
+		return trickle(argv[2], atof(argv[3]));
+	fprintf(stderr, "Usage: ccxt-hostile idle|flood SOCKET N SECONDS | half|oneway|trickle SOCKET SECONDS\n");
 	return 2;
 }
