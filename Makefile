@@ -83,7 +83,8 @@ COMMON_SRC := $(wildcard common/*.c)
 # The daemon's parts: the pure policies, the sampler, the probe and the
 # config each in a folder of their own; every folder is on the include path.
 DAEMON_DIRS := daemon daemon/policy daemon/sample daemon/probe daemon/config
-INCLUDES   := -Icommon $(addprefix -I,$(DAEMON_DIRS))
+# tools/ too, for the tests of ccxctl's printing.
+INCLUDES   := -Icommon $(addprefix -I,$(DAEMON_DIRS)) -Itools
 DAEMON_SRC := $(filter-out daemon/main.c,$(wildcard $(addsuffix /*.c,$(DAEMON_DIRS))))
 COMMON_OBJ := $(COMMON_SRC:.c=.o)
 DAEMON_OBJ := $(DAEMON_SRC:.c=.o)
@@ -108,7 +109,9 @@ daemon/libccxd.a: $(DAEMON_OBJ)
 daemon/ccxd: daemon/main.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-tools/ccxctl: tools/ccxctl.o tools/ccxctl-probe.o common/libcommon.a
+# The printing of replies, apart: the unit test and the fuzzer link it too.
+CCXCTL_PRINT := tools/ccxctl-print.o tools/ccxctl-text.o
+tools/ccxctl: tools/ccxctl.o tools/ccxctl-probe.o $(CCXCTL_PRINT) common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 tools/helpers/%: tools/helpers/%.o common/libcommon.a
@@ -125,6 +128,7 @@ tools/helpers/ccxt-exec-dynamic: tools/helpers/ccxt-exec.o common/cpulist.o
 
 tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+tests/unit/test-ccxctl-text: $(CCXCTL_PRINT)
 
 # Built by tools/bench/read-cost.sh and traffic-cost.sh, which run them.
 tools/bench/read-cost tools/bench/traffic-cost: %: %.o daemon/libccxd.a common/libcommon.a
@@ -207,6 +211,7 @@ $(FUZZ_DIR)/libccxd.a: $(FUZZ_DAEMON)
 
 $(FUZZ_DIR)/fuzz-%: $(FUZZ_DIR)/tests/fuzz/fuzz-%.o $(FUZZ_DIR)/libccxd.a $(FUZZ_DIR)/libcommon.a
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+$(FUZZ_DIR)/fuzz-ccxctl-print: $(addprefix $(FUZZ_DIR)/,$(CCXCTL_PRINT))
 
 fuzz-build: $(FUZZ_BIN)
 

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ccxctl-print.h"
 #include "ccxctl.h"
 #include "cpulist.h"
 #include "probe.h"
@@ -207,7 +208,7 @@ static void cmd_probe_print_relations(json_object *j) {
 			  jfmt(x, "latency_ns", 1, b[3], 32), jspread(x, "latency_ns", 1, b[4], 32),
 			  jfmt(x, "pipe_ratio", 2, b[5], 32), jfmt(x, "latency_ratio", 2, b[6], 32));
 	}
-	table_print_free(&t);
+	table_print_free(stdout, &t);
 	cmd_probe_print_absent("Not on this machine:", jget(j, "relations_absent"), "relation", relation_label);
 }
 
@@ -234,7 +235,7 @@ static void cmd_probe_print_codec(json_object *j) {
 			  jspread(x, "decode_fps", 1, b[3], 32), jfmt(x, "encode_ratio", 2, b[4], 32),
 			  jfmt(x, "decode_ratio", 2, b[5], 32));
 	}
-	table_print_free(&t);
+	table_print_free(stdout, &t);
 	cmd_probe_print_absent("Not on this machine:", jget(j, "codec_absent"), "pattern", pattern_label);
 }
 
@@ -294,7 +295,7 @@ static void cmd_probe_print_plan(json_object *j) {
 				 json_object_get_int(json_object_array_get_idx(cpus, 1)));
 		table_add(&r, jstr(x, "label"), pair, jstr(x, "absent") ? jstr(x, "absent") : "");
 	}
-	table_print_free(&r);
+	table_print_free(stdout, &r);
 	printf("\n");
 	table_add(&c, "PATTERN", "MASK", "CPUS", "SHAPE");
 	for (size_t i = 0; i < jlen(codec); i++) {
@@ -307,7 +308,7 @@ static void cmd_probe_print_plan(json_object *j) {
 			table_add(&c, jstr(x, "pattern"), jstr(x, "mask"), jstr(x, "cpus"), jstr(x, "label"));
 		}
 	}
-	table_print_free(&c);
+	table_print_free(stdout, &c);
 }
 
 /* ---- the SVG heatmap --------------------------------------------------- */
@@ -641,10 +642,12 @@ static int cmd_probe_plan(const struct cmd_probe_args *a) {
 }
 
 static int cmd_probe_output(const struct cmd_probe_args *a, json_object *j) {
-	if (a->json)
+	if (a->json) {
 		print_json(j);
-	else
+	} else {
+		text_escape_json(j);
 		cmd_probe_print_results(j);
+	}
 	if (a->svg && cmd_probe_write_svg(a->svg, j) < 0)
 		return 1;
 	return 0;
@@ -726,6 +729,7 @@ static int cmd_probe_on_progress(json_object *params, void *userdata) {
 
 	if (!p)
 		return 0;
+	text_escape_json(p);
 	jnum(p, "done", &done);
 	jnum(p, "total", &total);
 	pr = (struct probe_progress){ .phase = jstr(p, "phase") ? jstr(p, "phase") : "?",
@@ -761,7 +765,7 @@ static int cmd_probe_daemon(const struct options *opts, const struct cmd_probe_a
 		return 1;
 	}
 	if (error) {
-		fprintf(stderr, "ccxctl probe: %s (%s)\n", jstr(reply, "message") ? jstr(reply, "message") : error, error);
+		print_error(stderr, "ccxctl probe", reply, error);
 		free(error);
 		json_object_put(reply);
 		return 1;

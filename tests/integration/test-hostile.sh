@@ -1,6 +1,7 @@
 # Hostile control clients, run as nobody where it matters: each gets a
 # Varlink error or is dropped, and ccxd keeps answering everybody else
-# within a second throughout.
+# within a second throughout. Then processes that nobody names with an
+# escape sequence and a newline: ccxctl shows their names as text.
 . "$(dirname "$0")/lib.sh"
 SEND=$TOP/tools/helpers/ccxd-send
 HOSTILE=$TOP/tools/helpers/ccxt-hostile
@@ -10,6 +11,9 @@ write_conf <<CONF
 [daemon]
 socket = $SOCK
 topology = $TWO_CCX
+
+[program:ccxt-esc*]
+ccx = 1
 CONF
 start_ccxd
 # Only this test's root-owned directory guards the socket; nobody must reach it.
@@ -141,6 +145,49 @@ rc=$?
 check "root's probe survives 200 idle connections of nobody's" \
 	sh -c "[ $rc -eq 0 ] && jq -e '.mode == \"quick\"' $WORK/probe.json >/dev/null"
 answers_fast "the end of the attacks"
+
+# ---- names meant for root's terminal ----
+# A process's name is its executable's (prctl(PR_SET_NAME) sets any other):
+# ESC[2J clears the screen, and the newline would start a line of nobody's
+# own. ccxctl must print \x1b[2J\nx, each row whole.
+NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+esc=$(printf 'ccxt-esc\033[2J\nx')
+cp "$(command -v sleep)" "$WORK/$esc"
+spawn $NOBODY "$WORK/$esc" 60
+named=$SPAWNED
+# shows_as_text FILE NAME LINE: FILE holds no control character but its
+# newlines, NAME (the escaped name) on a line that matches LINE, and no line
+# that begins with what followed a name's newline.
+shows_as_text() {
+	! LC_ALL=C grep -q '[[:cntrl:]]' "$1" && grep -F -- "$2" "$1" | grep -q -- "$3" && ! grep -q '^[xy]' "$1"
+}
+check "a process named ccxt-esc ESC[2J newline x is pinned by its rule" wait_for 2 cpus_are "$named" 1
+ctl status >"$WORK/status.txt"
+check "ccxctl status shows its name as text, in its row" \
+	shows_as_text "$WORK/status.txt" 'ccxt-esc\x1b[2J\nx' "^$named .* pinned "
+ctl --json status >"$WORK/status.json"
+check "ccxctl --json status holds the name as it is, escaped as JSON escapes it" sh -c "
+	! LC_ALL=C grep -q '[[:cntrl:]]' '$WORK/status.json' && grep -qF 'ccxt-esc\\u001b[2J\\nx' '$WORK/status.json'"
+ctl pin "$named" 0 >"$WORK/pin.txt"
+check "and ccxctl pin" shows_as_text "$WORK/pin.txt" 'ccxt-esc\x1b[2J\nx' "^pinned .*\[$named\]: "
+ctl unpin "$named" >"$WORK/unpin.txt"
+check "and ccxctl unpin" shows_as_text "$WORK/unpin.txt" 'ccxt-esc\x1b[2J\nx' "^unpinned .*\[$named\]: "
+sig TERM "$named"
+
+# Two such processes that talk: a group, whose members are named.
+tty=$(printf 'ccxt-tty\033[2J\ny')
+cp "$TOP/tools/helpers/ccxt-talk" "$WORK/$tty"
+$NOBODY "$WORK/$tty" unix 4 10 >"$WORK/talk.pids" &
+CHILDREN="$CHILDREN $!"
+wait_for 2 test -s "$WORK/talk.pids"
+read -r writer reader <"$WORK/talk.pids"
+CHILDREN="$CHILDREN $writer $reader"
+in_a_group() { [ -n "$(group_json "$1")" ]; }
+check "two such processes that talk are found as a group" wait_for 5 in_a_group "$writer"
+ctl status >"$WORK/groups.txt"
+check "ccxctl status shows the group's members as text" \
+	shows_as_text "$WORK/groups.txt" "$writer ccxt-tty\\x1b[2J\\ny" .
+sig TERM "$writer" "$reader"
 
 check "ccxd is still running" kill -0 "$CCXD_PID"
 check "no errors logged" sh -c "! grep -q ': error:' '$LOG'"

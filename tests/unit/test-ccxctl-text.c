@@ -1,0 +1,168 @@
+/* ccxctl's text for people: text_escape() and the views of replies that
+ * hold names made to reach a terminal. */
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "ccxctl-print.h"
+#include "ccxctl-text.h"
+#include "test.h"
+
+static void escaped(const char *in, const char *out) {
+	char *s = text_escape(in);
+
+	CHECK_STR(s, out);
+	free(s);
+}
+
+static void escapes_control_characters(void) {
+	escaped("\033[2J", "\\x1b[2J");
+	escaped("ccxt-esc\033[2J\nx", "ccxt-esc\\x1b[2J\\nx");
+	escaped("a\nb", "a\\nb");
+	escaped("a\tb", "a\\tb");
+	escaped("a\rb", "a\\rb");
+	escaped("back\\slash", "back\\\\slash");
+	escaped("\\x1b", "\\\\x1b");   /* a name that only looks escaped stays apart */
+	escaped("del\x7f", "del\\x7f");
+	escaped("\x01\x1f ~", "\\x01\\x1f ~");
+	escaped("ccxt-victim 1-2,4 [x] \"q\" 'q' %s", "ccxt-victim 1-2,4 [x] \"q\" 'q' %s");
+}
+
+static void passes_utf8_through(void) {
+	escaped("na\xc3\xafve \xe2\x82\xac", "na\xc3\xafve \xe2\x82\xac");
+	escaped("\x80\xff", "\x80\xff");
+}
+
+static void escapes_the_empty_string(void) {
+	escaped("", "");
+}
+
+/* Every byte that grows grows by its escape's length, with nothing cut. */
+static void escapes_long_strings_whole(void) {
+	size_t n = 100000;
+	char *in = malloc(n + 1), *out;
+
+	for (size_t i = 0; i < n; i++)
+		in[i] = "\033a\n\\"[i % 4];
+	in[n] = '\0';
+	out = text_escape(in);
+	CHECK(out != NULL);
+	CHECK_INT(strlen(out), n / 4 * (4 + 1 + 2 + 2));
+	for (size_t i = 0; out && i < n / 4; i++)
+		if (memcmp(out + i * 9, "\\x1ba\\n\\\\", 9) != 0) {
+			CHECK(!"every group of four escaped alike");
+			break;
+		}
+	free(out);
+	memset(in, 'a', n);
+	out = text_escape(in);
+	CHECK(out && strcmp(out, in) == 0);
+	free(out);
+	free(in);
+}
+
+static void escapes_every_string_of_a_reply(void) {
+	json_object *o = json_tokener_parse("{\"a\": \"\\n\", \"b\": [1, \"\\u001b\", {\"c\": \"\\t\"}], \"d\": 2.5, "
+					    "\"e\": null, \"f\": true}");
+
+	text_escape_json(o);
+	CHECK_STR(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+		  "{\"a\":\"\\\\n\",\"b\":[1,\"\\\\x1b\",{\"c\":\"\\\\t\"}],\"d\":2.5,\"e\":null,\"f\":true}");
+	json_object_put(o);
+}
+
+/* What a view prints of the reply in text (JSON), name put in its %s's. */
+static char *view(void (*print)(FILE *, json_object *), const char *text, const char *name) {
+	char json[4096], *out = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&out, &size);
+	json_object *o;
+
+	snprintf(json, sizeof(json), text, name, name, name, name, name);
+	o = json_tokener_parse(json);
+	CHECK(o != NULL || strcmp(json, "null") == 0);
+	print(f, o);
+	fclose(f);
+	json_object_put(o);
+	return out;
+}
+
+static size_t lines(const char *s) {
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static bool has_control(const char *s) {
+	for (; *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\n') || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* The view prints name as ESC[2J and a newline escaped, with no control
+ * character, and no more lines than for a harmless name. */
+static void shown_as_text(void (*print)(FILE *, json_object *), const char *text) {
+	char *hostile = view(print, text, "ccxt-esc\\u001b[2J\\nx\\u007f"), *plain = view(print, text, "ccxt-esc");
+
+	CHECK(!has_control(hostile));
+	CHECK(strstr(hostile, "ccxt-esc\\x1b[2J\\nx\\x7f") != NULL);
+	CHECK_INT(lines(hostile), lines(plain));
+	if (test_failed)
+		printf("# printed:\n%s", hostile);
+	free(hostile);
+	free(plain);
+}
+
+static void print_pinned(FILE *f, json_object *o) {
+	print_placed(f, o, "pinned");
+}
+
+static void print_an_error(FILE *f, json_object *o) {
+	print_error(f, "ccxctl", o, "io.ccxd.NoSuchProcess\n\033[2J");
+}
+
+static void views_show_names_as_text(void) {
+	shown_as_text(print_status,
+		      "{\"version\": \"0.1.0\", \"mode\": \"enforce\", \"topology\": \"system\", "
+		      "\"watcher\": {\"source\": \"netlink\"}, \"counters\": {\"events\": 1}, "
+		      "\"processes\": [{\"pid\": 42, \"comm\": \"%s\", \"state\": \"pinned\", \"ccx\": [1], "
+		      "\"cpus\": \"1\", \"rule\": \"%s\", \"reason\": \"rule %s\"}], "
+		      "\"sampling\": {\"processes_scanned\": 9}, "
+		      "\"groups\": [{\"id\": 7, \"pids\": [42, 43], \"members\": [{\"pid\": 42, \"comm\": \"%s\"}], "
+		      "\"state\": \"kept\", \"reason\": \"kept\", "
+		      "\"channels\": [{\"kind\": \"pipe\", \"from\": 42, \"to\": 43}]}], "
+		      "\"cut\": [{\"pid\": 44, \"comm\": \"%s\", \"reason\": \"too big\"}]}");
+	shown_as_text(print_rules, "{\"rules\": [{\"file\": \"/etc/ccxd.conf\", \"line\": 3, \"name\": \"%s\", "
+				   "\"ccx\": [1], \"policy\": \"pin\", \"force\": false, \"cmdline\": \"%s\"}]}");
+	shown_as_text(print_topology,
+		      "{\"source\": \"%s\", \"ccxs\": [{\"index\": 0, \"cpus\": \"%s\", \"usable\": true}]}");
+	shown_as_text(print_pinned, "{\"process\": {\"pid\": 42, \"comm\": \"%s\", \"reason\": \"by hand\"}}");
+	shown_as_text(print_an_error, "{\"message\": \"no process %s\", \"errors\": [\"%s\"]}");
+}
+
+/* Replies of the wrong shape print what they can, and nothing breaks. */
+static void views_take_any_reply(void) {
+	static const char *const replies[] = {
+		"{}", "[]", "null", "\"\\u001b\"", "{\"processes\": 3, \"groups\": {\"a\": 1}, \"cut\": \"x\"}",
+		"{\"processes\": [null, 1, {\"comm\": {\"\\u001b\": 1}}], "
+		"\"groups\": [[], {\"pids\": 1, \"channels\": [1]}]}",
+		"{\"rules\": [{}], \"ccxs\": [{}, 1], \"process\": 1, \"watcher\": {\"execs\": []}, "
+		"\"probe\": {\"figures\": 1}}",
+	};
+	static void (*const views[])(FILE *, json_object *) = {
+		print_status, print_topology, print_rules, print_pinned, print_reloaded, print_version, print_an_error,
+	};
+
+	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++)
+		for (size_t k = 0; k < sizeof(views) / sizeof(views[0]); k++) {
+			char *out = view(views[k], replies[i], "");
+			CHECK(!has_control(out));
+			free(out);
+		}
+}
+
+TEST_MAIN(T(escapes_control_characters), T(passes_utf8_through), T(escapes_the_empty_string),
+	  T(escapes_long_strings_whole), T(escapes_every_string_of_a_reply), T(views_show_names_as_text),
+	  T(views_take_any_reply))

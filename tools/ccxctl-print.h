@@ -1,0 +1,20 @@
+/* ccxd's replies as text for people, one function for each view. Each
+ * first escapes every string of the reply, in place (text_escape_json()):
+ * what processes and users named reaches the terminal as text, never as
+ * control characters. A reply of any shape prints without harm. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdio.h>
+
+void print_status(FILE *f, json_object *status);
+/* GetTopology's reply, or one made by ccxctl itself */
+void print_topology(FILE *f, json_object *topology);
+void print_rules(FILE *f, json_object *rules);
+/* What Pin and Unpin did: "VERB COMM[PID]: REASON" */
+void print_placed(FILE *f, json_object *reply, const char *verb);
+void print_reloaded(FILE *f, json_object *reply);
+/* The daemon's line of ccxctl version */
+void print_version(FILE *f, json_object *version);
+/* An error reply: "WHO: MESSAGE (ERROR)", then the errors it lists, a line each */
+void print_error(FILE *f, const char *who, json_object *reply, const char *error);
