@@ -747,5 +747,6 @@ struct autoplace_stats autoplace_stats(const struct autoplace *a) {
 	st.counted = sampler_counted(a->sampler);
 	st.counted_note = sampler_counted_note(a->sampler);
 	st.last_counting_usec = sampler_counting_usec(a->sampler);
+	st.last_counts_lost = sampler_counts_lost(a->sampler);
 	return st;
 }

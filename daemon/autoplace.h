@@ -52,6 +52,7 @@ struct autoplace_stats {
 	uint64_t cycles;
 	uint64_t last_cycle_usec;  /* CPU time the last cycle took */
 	uint64_t last_counting_usec;   /* of which reading the traffic counters (sampler_counting_usec()) */
+	uint64_t last_counts_lost;     /* calls the counters lost, full, in the last window: it was estimated */
 	size_t last_scanned;       /* processes looked at */
 	size_t last_active;        /* of which used CPU */
 	uint64_t moves, kept, reverted;

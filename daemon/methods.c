@@ -251,6 +251,7 @@ static json_object *sampling_json(const struct autoplace_stats *st) {
 	json_object_object_add(o, "cycles", u64(st->cycles));
 	json_object_object_add(o, "last_cycle_usec", u64(st->last_cycle_usec));
 	json_object_object_add(o, "last_counting_usec", u64(st->last_counting_usec));
+	json_object_object_add(o, "last_counts_lost", u64(st->last_counts_lost));
 	json_object_object_add(o, "processes_scanned", u64(st->last_scanned));
 	json_object_object_add(o, "processes_active", u64(st->last_active));
 	json_object_object_add(o, "moves", u64(st->moves));

@@ -283,6 +283,10 @@ void print_status(FILE *f, json_object *r) {
 			is(sampling, "counted", "pipes and sockets") ? "" : "; the rest estimated from /proc");
 		if (str(sampling, "counted_note"))
 			fprintf(f, "          (%s)\n", str(sampling, "counted_note"));
+		if (str(sampling, "last_counts_lost") && !is(sampling, "last_counts_lost", "0"))
+			fprintf(f, "          (the counters were full in the last sample, %s calls lost: it was "
+				"estimated from /proc)\n",
+				str(sampling, "last_counts_lost"));
 		if (len_of(groups) == 0)
 			fprintf(f, "No communicating groups.\n");
 		else

@@ -35,6 +35,8 @@ struct sampler {
 	struct traffic *traffic;   /* the kernel's exact counts per channel; NULL: none */
 	char traffic_note[160];    /* why there are none, when BPF was allowed */
 	uint64_t counting_usec;    /* what reading them took the last sample */
+	uint64_t lost;             /* the counters' calls lost when full, up to the last sample */
+	uint64_t lost_last;        /* of those, the last sample's: it was estimated */
 };
 
 const char *channel_kind_to_string(enum channel_kind k) {
@@ -95,6 +97,10 @@ const char *sampler_counted(const struct sampler *s) {
 
 uint64_t sampler_counting_usec(const struct sampler *s) {
 	return s->counting_usec;
+}
+
+uint64_t sampler_counts_lost(const struct sampler *s) {
+	return s->lost_last;
 }
 
 const char *sampler_counted_note(const struct sampler *s) {
@@ -538,32 +544,42 @@ static void switches_of_members(struct sampler *s, struct scan *sc, struct sampl
 	free(member);
 }
 
-/* The channels the kernel counts, from its counts since the last sample
- * (the first only starts them); those it does not, from /proc. */
-static int count_traffic(struct sampler *s, struct sampler_result *res, size_t *allocated) {
-	uint64_t started = util_usec(CLOCK_THREAD_CPUTIME_ID);
-	struct traffic_entry *e;
-	size_t n;
+/* The kernel's counts since the last sample (the first only starts them):
+ * true with them in *e, *n; false when there are none to go by this time,
+ * and the channels are estimated from /proc instead. A map that was full
+ * lost calls of some channels and not of others (anyone can fill it, with
+ * pipes of their own): such counts are not exact, and are dropped whole. */
+static bool read_counts(struct sampler *s, struct traffic_entry **e, size_t *n) {
+	uint64_t lost;
 	int r;
 
+	*e = NULL;
+	*n = 0;
 	if (!s->traffic)
-		return 0;
-	r = traffic_read(s->traffic, &e, &n);
+		return false;
+	r = traffic_read(s->traffic, e, n);
 	if (r < 0) {
 		log_debug_errno(r, "Reading the traffic counters failed, estimating this sample: %m");
-		return 0;
+		return false;
 	}
-	r = conversations_add(res, allocated, e, n, (double)res->window_usec / 1e6, traffic_counts_pipes(s->traffic),
-			      traffic_counts_sockets(s->traffic));
-	free(e);
-	s->counting_usec = util_usec(CLOCK_THREAD_CPUTIME_ID) - started;
-	return r;
+	lost = traffic_lost(s->traffic);
+	s->lost_last = lost - s->lost;
+	s->lost = lost;
+	if (s->lost_last == 0)
+		return true;
+	free(*e);
+	*e = NULL;
+	*n = 0;
+	return false;
 }
 
 int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result **ret) {
 	struct sampler_result *res = calloc(1, sizeof(*res));
+	struct traffic_entry *counts;
 	struct scan sc = { 0 };
-	size_t allocated = 0;
+	size_t allocated = 0, n_counts;
+	uint64_t started;
+	bool counted;
 	int r;
 
 	if (!res)
@@ -572,13 +588,19 @@ int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result *
 
 	r = scan_processes(s, now_usec, res, &sc);
 	channels_merge_endpoints(sc.eps, &sc.n_eps);
-	/* What the kernel counts needs no looking for in /proc. */
-	if (r >= 0 && !(s->traffic && traffic_counts_pipes(s->traffic)))
+	started = util_usec(CLOCK_THREAD_CPUTIME_ID);
+	counted = read_counts(s, &counts, &n_counts);
+	/* What the kernel counted needs no looking for in /proc. */
+	if (r >= 0 && !(counted && traffic_counts_pipes(s->traffic)))
 		r = channels_pipes(sc.eps, sc.n_eps, res, &allocated);
-	if (r >= 0 && !(s->traffic && traffic_counts_sockets(s->traffic)))
+	if (r >= 0 && !(counted && traffic_counts_sockets(s->traffic)))
 		r = peers_channels(s->peers, s->cycle, sc.eps, sc.n_eps, res, &allocated);
-	if (r >= 0)
-		r = count_traffic(s, res, &allocated);
+	if (r >= 0 && counted) {
+		r = conversations_add(res, &allocated, counts, n_counts, (double)res->window_usec / 1e6,
+				      traffic_counts_pipes(s->traffic), traffic_counts_sockets(s->traffic));
+		s->counting_usec = util_usec(CLOCK_THREAD_CPUTIME_ID) - started;
+	}
+	free(counts);
 	if (r >= 0)
 		r = channels_threads(res, &allocated);
 	if (r >= 0)

@@ -120,6 +120,10 @@ const char *sampler_counted_note(const struct sampler *s);
 /* The CPU time the last sample took to read the counts and make them
  * channels, in microseconds: what the counters cost a sample. */
 uint64_t sampler_counting_usec(const struct sampler *s);
+/* The calls the counters lost in the last sample's window because their
+ * maps were full (traffic_lost()): when not 0, that sample's channels were
+ * all estimated from /proc, as without counters. */
+uint64_t sampler_counts_lost(const struct sampler *s);
 
 /* One cycle at now_usec (CLOCK_MONOTONIC). The first call only takes the
  * baseline and returns an empty result. */
