@@ -68,7 +68,7 @@ struct connection {
 	uint64_t throttled_until;    /* 0, or when the user's budget allows a call again */
 	uint64_t last_active;        /* CLOCK_MONOTONIC usec of the last message or reply taken */
 	uint64_t in_since;           /* when the incomplete message in in[] began */
-	uint64_t out_since;          /* when the client last took (or was given) output */
+	uint64_t out_since;          /* when the output now unsent began to wait */
 	char in[CCXD_REQUEST_MAX];
 	size_t in_len;
 	char *out;

@@ -128,7 +128,14 @@ took=$(( ($(date +%s%N) - since) / 1000000 ))
 cpu=$(( ($(ticks) - ticks0) * 100000 / $(getconf CLK_TCK) / took ))
 echo "# ccxd: ${cpu} % of a CPU, RSS ${rss0} kB then at most ${peak} kB, $(cat "$WORK/oneway.out"), trickle: $(cat "$WORK/trickle.out")"
 check "ccxd's CPU under three flooding clients stays under 40 % of one CPU (${cpu} %)" [ "$cpu" -lt 40 ]
-check "its memory grows by less than 16 MiB ($(( peak - rss0 )) kB)" [ $(( peak - rss0 )) -lt 16384 ]
+# AddressSanitizer holds freed memory back (its quarantine, 256 MiB): there
+# the resident size says nothing of what ccxd keeps, and the plain build's
+# run of this test is the check.
+if ldd "$CCXD" 2>/dev/null | grep -q 'libasan'; then
+	echo "ok - its memory # SKIP ccxd is built with AddressSanitizer"
+else
+	check "its memory grows by less than 16 MiB ($(( peak - rss0 )) kB)" [ $(( peak - rss0 )) -lt 16384 ]
+fi
 check "every interval of the sampler still ran ($(( $(cycles) - cycles0 )) in ${took} ms)" \
 	[ $(( $(cycles) - cycles0 )) -ge $(( took / 1000 - 1 )) ]
 
@@ -206,7 +213,9 @@ calibrate = no
 topology = $TWO_CCX
 CONF
 if command -v strace >/dev/null; then
-	(umask 000; exec strace -f -qq -e trace=chmod,fchmodat -o "$WORK/chmod.trace" "$CCXD" --config "$WORK/own.conf") \
+	# LeakSanitizer, in a sanitizer build, cannot run under ptrace.
+	(umask 000; ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+		exec strace -f -qq -e trace=chmod,fchmodat -o "$WORK/chmod.trace" "$CCXD" --config "$WORK/own.conf") \
 		>"$WORK/own.log" 2>&1 &
 	traced=$!
 	wait_for 10 test -S "$WORK/own/ccxd.sock"

@@ -121,7 +121,9 @@ static void a_durable_write_syncs_its_directory_after_the_rename(void) {
 	if (system("strace -V >/dev/null 2>&1") != 0)
 		SKIP_TEST("strace is not installed");
 	fixture_root(root);
+	/* LeakSanitizer, in a sanitizer build, cannot run under ptrace. */
 	snprintf(cmd, sizeof(cmd),
+		 "ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" "
 		 "strace -qq -f -e trace=openat,fsync,rename,renameat,renameat2 -o %s/trace "
 		 "/proc/%d/exe write-durable %s/state.json",
 		 root, (int)getpid(), root);
