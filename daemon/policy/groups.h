@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "sampler.h"
+#include "sample.h"
 
 /* Below this a channel is chatter, not a stream worth a placement: 1 MiB/s is
  * about what a pipe carries in 0.03 % of one core's time, far below what
@@ -30,9 +30,9 @@
 struct group {
 	pid_t id;                  /* its lowest pid: stable while its members are */
 	pid_t *pids;               /* sorted */
-	size_t n_pids;
+	size_t n_pids, allocated_pids;
 	size_t *channels;          /* indexes into the sample's channels */
-	size_t n_channels;
+	size_t n_channels, allocated_channels;
 	double bytes_per_s;        /* over its channels between processes; a group of
 				    * one process's threads: that process's read+write bytes */
 	double cpu;                /* CPUs' worth of time its members used */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "procfs.h"
-#include "sampler.h"
+#include "sample.h"
 
 /* One pipe or socket fd of an active process. */
 struct endpoint {

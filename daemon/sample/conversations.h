@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sampler.h"
+#include "sample.h"
 #include "traffic.h"
 
 /* Replaces res's pipe channels (when pipes) and Unix and TCP ones (when

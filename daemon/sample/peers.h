@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "channels.h"
-#include "sampler.h"
+#include "sample.h"
 
 struct peers;
 

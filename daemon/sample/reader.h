@@ -14,8 +14,18 @@
 #include <sys/types.h>
 
 #include "procfs.h"
-#include "sampler.h"
+#include "sample.h"
 #include "taskiter.h"
+
+/* How active processes are read, from the cheapest: those active at the
+ * previous sample in one read of the BPF batch iterator, each through BPF
+ * iterators of its own, or each from /proc. */
+enum sampler_reading {
+	SAMPLER_READ_BATCH,
+	SAMPLER_READ_EACH,
+	SAMPLER_READ_PROC,
+};
+
 
 struct thread_seen;
 

@@ -31,6 +31,17 @@ check "only placements.c takes entries to change (found: $(echo $table))" \
 check "placements.h hands out entries as const only" \
 	sh -c "! grep -E '^struct placement \*|[(,] *struct placement \*' daemon/placements.h"
 
+# The sample's data (sample.h) stands apart from the sampler that makes it:
+# the sampler's parts and the policies read the data, and only the sampler
+# itself, and those that drive it, include sampler.h; and the data's
+# header includes none of the daemon's.
+sampler_parts() { who '#include "sampler\.h"' | grep -E '(^|/)daemon/(sample|policy)/'; }
+sampler_users=$(sampler_parts)
+check "in daemon/sample/ and daemon/policy/ only sampler.c includes sampler.h (found: $(echo $sampler_users))" \
+	only "$sampler_users" "daemon/sample/sampler.c"
+check "sample.h includes none of the daemon's headers (procfs.h alone, of common/)" \
+	sh -c "! grep '#include \"' daemon/sample/sample.h | grep -v '\"procfs\.h\"'"
+
 # The check fails where it should: a copy of ruler.c that calls the actuator.
 mkdir -p "$WORK/daemon"
 cp daemon/ruler.c "$WORK/daemon/ruler.c"
@@ -40,3 +51,9 @@ SOURCES="$WORK/daemon/ruler.c"
 check "a ruler.c that includes actuator.h is caught" sh -c "[ -n '$(who '#include "actuator\.h"')' ]"
 check "a ruler.c that calls sched_setaffinity is caught" \
 	sh -c "[ -n '$(who '(sched_setaffinity|pthread_setaffinity_np)[[:space:]]*\(')' ]"
+# And a part of the sampler that includes the sampler again.
+mkdir -p "$WORK/daemon/sample"
+cp daemon/sample/channels.h "$WORK/daemon/sample/channels.h"
+echo '#include "sampler.h"' >> "$WORK/daemon/sample/channels.h"
+SOURCES="$WORK/daemon/sample/channels.h"
+check "a channels.h that includes sampler.h is caught" sh -c "[ -n '$(sampler_parts)' ]"
