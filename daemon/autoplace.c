@@ -33,7 +33,7 @@ struct autoplace {
 	size_t n_cut;
 	struct sampler_result *sample;
 	struct autoplace_group *groups;
-	size_t n_groups;
+	size_t n_groups, allocated_groups;
 	struct learned *learned;   /* what won, per set of programs */
 	struct autoplace_stats stats;
 };
@@ -80,7 +80,7 @@ static void release(struct autoplace *a, struct autoplace_group *g) {
 	}
 	free(g->members);
 	g->members = NULL;
-	g->n_members = 0;
+	g->n_members = g->allocated_members = 0;
 }
 
 static void group_clear(struct autoplace_group *g) {
@@ -148,7 +148,7 @@ static const struct placement *hold(struct autoplace *a, const struct topology *
 		r = -ESRCH;
 		goto fail;
 	}
-	grown = realloc(g->members, (g->n_members + 1) * sizeof(*grown));
+	grown = util_grow(g->members, &g->allocated_members, g->n_members + 1, sizeof(*grown));
 	r = grown ? placements_claim(a->placements, p, PLACEMENT_AUTO, NULL, allowed, false, NULL) : -ENOMEM;
 	if (grown)
 		g->members = grown;
@@ -555,7 +555,8 @@ static int merge_groups(struct autoplace *a, struct group *fresh, size_t n) {
 	for (size_t i = 0; i < n; i++) {
 		struct autoplace_group *g = find_group(a, fresh[i].id);
 		if (!g) {
-			struct autoplace_group *grown = realloc(a->groups, (a->n_groups + 1) * sizeof(*grown));
+			struct autoplace_group *grown =
+				util_grow(a->groups, &a->allocated_groups, a->n_groups + 1, sizeof(*grown));
 			if (!grown) {
 				groups_free(fresh + i, n - i);
 				return -ENOMEM;

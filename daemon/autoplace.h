@@ -42,7 +42,7 @@ struct autoplace_group {
 	int ccx;                   /* decided CCX, -1 if none */
 	cpu_set_t cpus;            /* the CPUs its members have (or would have) */
 	struct autoplace_member *members;
-	size_t n_members;
+	size_t n_members, allocated_members;
 	bool probe_used;           /* its last plan cited probe figures: */
 	struct seatings_ranking probe;
 	char reason[192];          /* its state, why, in words for a person */

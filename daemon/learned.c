@@ -8,6 +8,7 @@
 
 #include "atomicfile.h"
 #include "log.h"
+#include "util.h"
 
 struct learned {
 	char *path;                /* NULL: not written */
@@ -15,7 +16,7 @@ struct learned {
 		char *programs;
 		enum seating seating;
 	} *won;
-	size_t n_won;
+	size_t n_won, allocated_won;
 };
 
 static void remember(struct learned *l, const char *programs, enum seating seating) {
@@ -26,7 +27,7 @@ static void remember(struct learned *l, const char *programs, enum seating seati
 			l->won[i].seating = seating;
 			return;
 		}
-	grown = realloc(l->won, (l->n_won + 1) * sizeof(*grown));
+	grown = util_grow(l->won, &l->allocated_won, l->n_won + 1, sizeof(*grown));
 	if (!grown)
 		return;
 	l->won = grown;

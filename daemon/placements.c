@@ -253,7 +253,7 @@ static void set_spread_placed(struct placement *p, pid_t *tids, size_t n) {
 		qsort(tids, n, sizeof(*tids), util_compare_pid);
 	free(p->spread_placed);
 	p->spread_placed = tids;
-	p->n_spread_placed = tids ? n : 0;
+	p->n_spread_placed = p->allocated_spread_placed = tids ? n : 0;
 }
 
 static bool spread_placed(const struct placement *p, pid_t tid) {
@@ -614,7 +614,7 @@ static void spread_note(struct placement *p, pid_t tid) {
 
 	if (spread_placed(p, tid))
 		return;
-	grown = realloc(p->spread_placed, (p->n_spread_placed + 1) * sizeof(*grown));
+	grown = util_grow(p->spread_placed, &p->allocated_spread_placed, p->n_spread_placed + 1, sizeof(*grown));
 	if (!grown)
 		return;   /* it may be given a set again: harmless */
 	for (; i > 0 && grown[i - 1] > tid; i--)   /* kept sorted */

@@ -53,7 +53,7 @@ struct placement {
 	unsigned spread_next;     /* which set the next thread takes */
 	pid_t *spread_placed;     /* the threads given a set, sorted: not all below the highest
 				   * one, as tids start again from low after kernel.pid_max */
-	size_t n_spread_placed;
+	size_t n_spread_placed, allocated_spread_placed;
 	char reason[160];
 	int pidfd;                /* names this very process */
 };

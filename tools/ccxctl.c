@@ -62,19 +62,23 @@ void print_json(json_object *o) {
 
 /* ---- commands ---------------------------------------------------------- */
 
-static int cmd_status(const struct options *o, int argc, char **argv) {
-	json_object *r = call(o, CCXD_METHOD_GET_STATUS, NULL);
-
-	(void)argc;
-	(void)argv;
+/* What every command does with the daemon's reply r (NULL: the call failed,
+ * and said why): its JSON with --json, else view's words. Frees r. */
+static int show(const struct options *o, json_object *r, void (*view)(FILE *f, json_object *r)) {
 	if (!r)
 		return 1;
 	if (o->json)
 		print_json(r);
 	else
-		print_status(stdout, r);
+		view(stdout, r);
 	json_object_put(r);
 	return 0;
+}
+
+static int cmd_status(const struct options *o, int argc, char **argv) {
+	(void)argc;
+	(void)argv;
+	return show(o, call(o, CCXD_METHOD_GET_STATUS, NULL), print_status);
 }
 
 static json_object *local_topology(const char *spec) {
@@ -94,34 +98,16 @@ static json_object *local_topology(const char *spec) {
 }
 
 static int cmd_topology(const struct options *o, int argc, char **argv) {
-	json_object *r;
-
 	(void)argc;
 	(void)argv;
-	r = o->topology ? local_topology(o->topology) : call(o, CCXD_METHOD_GET_TOPOLOGY, NULL);
-	if (!r)
-		return 1;
-	if (o->json)
-		print_json(r);
-	else
-		print_topology(stdout, r);
-	json_object_put(r);
-	return 0;
+	return show(o, o->topology ? local_topology(o->topology) : call(o, CCXD_METHOD_GET_TOPOLOGY, NULL),
+		    print_topology);
 }
 
 static int cmd_rules(const struct options *o, int argc, char **argv) {
-	json_object *r = call(o, CCXD_METHOD_GET_RULES, NULL);
-
 	(void)argc;
 	(void)argv;
-	if (!r)
-		return 1;
-	if (o->json)
-		print_json(r);
-	else
-		print_rules(stdout, r);
-	json_object_put(r);
-	return 0;
+	return show(o, call(o, CCXD_METHOD_GET_RULES, NULL), print_rules);
 }
 
 static int parse_number(const char *what, const char *s, long long max, long long *ret) {
@@ -138,18 +124,17 @@ static int parse_number(const char *what, const char *s, long long max, long lon
 	return 0;
 }
 
-static int print_process(const struct options *o, json_object *r, const char *verb) {
-	if (o->json)
-		print_json(r);
-	else
-		print_placed(stdout, r, verb);
-	json_object_put(r);
-	return 0;
+static void print_pinned(FILE *f, json_object *r) {
+	print_placed(f, r, "pinned");
+}
+
+static void print_unpinned(FILE *f, json_object *r) {
+	print_placed(f, r, "unpinned");
 }
 
 static int cmd_pin(const struct options *o, int argc, char **argv) {
 	long long pid, ccx;
-	json_object *params, *r;
+	json_object *params;
 
 	(void)argc;
 	if (parse_number("PID", argv[0], INT_MAX, &pid) < 0 || parse_number("CCX", argv[1], CPU_SETSIZE - 1, &ccx) < 0)
@@ -157,53 +142,40 @@ static int cmd_pin(const struct options *o, int argc, char **argv) {
 	params = json_object_new_object();
 	json_object_object_add(params, "pid", json_object_new_int64(pid));
 	json_object_object_add(params, "ccx", json_object_new_int64(ccx));
-	r = call(o, CCXD_METHOD_PIN, params);
-	return r ? print_process(o, r, "pinned") : 1;
+	return show(o, call(o, CCXD_METHOD_PIN, params), print_pinned);
 }
 
 static int cmd_unpin(const struct options *o, int argc, char **argv) {
 	long long pid;
-	json_object *params, *r;
+	json_object *params;
 
 	(void)argc;
 	if (parse_number("PID", argv[0], INT_MAX, &pid) < 0)
 		return 2;
 	params = json_object_new_object();
 	json_object_object_add(params, "pid", json_object_new_int64(pid));
-	r = call(o, CCXD_METHOD_UNPIN, params);
-	return r ? print_process(o, r, "unpinned") : 1;
+	return show(o, call(o, CCXD_METHOD_UNPIN, params), print_unpinned);
 }
 
 static int cmd_reload(const struct options *o, int argc, char **argv) {
-	json_object *r = call(o, CCXD_METHOD_RELOAD, NULL);
-
 	(void)argc;
 	(void)argv;
-	if (!r)
-		return 1;
-	if (o->json)
-		print_json(r);
-	else
-		print_reloaded(stdout, r);
-	json_object_put(r);
-	return 0;
+	return show(o, call(o, CCXD_METHOD_RELOAD, NULL), print_reloaded);
 }
 
 /* Prometheus text as it is, so that it can be piped or scraped: its labels
  * name states and relations, never a process. */
-static int cmd_metrics(const struct options *o, int argc, char **argv) {
-	json_object *r = call(o, CCXD_METHOD_GET_METRICS, NULL), *text;
+static void print_metrics(FILE *f, json_object *r) {
+	json_object *text;
 
+	if (json_object_object_get_ex(r, "text", &text) && json_object_is_type(text, json_type_string))
+		fputs(json_object_get_string(text), f);
+}
+
+static int cmd_metrics(const struct options *o, int argc, char **argv) {
 	(void)argc;
 	(void)argv;
-	if (!r)
-		return 1;
-	if (o->json)
-		print_json(r);
-	else if (json_object_object_get_ex(r, "text", &text) && json_object_is_type(text, json_type_string))
-		fputs(json_object_get_string(text), stdout);
-	json_object_put(r);
-	return 0;
+	return show(o, call(o, CCXD_METHOD_GET_METRICS, NULL), print_metrics);
 }
 
 static int cmd_version(const struct options *o, int argc, char **argv) {

@@ -495,7 +495,7 @@ static char **single_error(const char *path, int error) {
 /* Registers path as the next file of the config: the rules read from it
  * point at the copy. Returns the copy, or NULL when out of memory. */
 static const char *add_file(struct config *c, const char *path) {
-	char **files = realloc(c->files, (c->n_files + 1) * sizeof(*files));
+	char **files = util_grow(c->files, &c->allocated_files, c->n_files + 1, sizeof(*files));
 	char *copy;
 
 	if (!files)

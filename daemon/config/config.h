@@ -41,7 +41,7 @@ struct config {
 	char *path;               /* the main file it was read from; NULL for built-in defaults */
 	char **files;             /* every file read: the main one first, then the drop-ins in
 				   * the order read; the rules' file points here */
-	size_t n_files;
+	size_t n_files, allocated_files;
 	char *socket;             /* default CONFIG_DEFAULT_SOCKET */
 	char *topology;           /* default "system" */
 	enum config_mode mode;    /* default enforce */

@@ -97,13 +97,13 @@ size_t groups_split_channels(const struct sampler_result *s, const size_t *chann
 	return total;
 }
 
-static int add_index(size_t **list, size_t *n, size_t v) {
-	size_t *grown = realloc(*list, (*n + 1) * sizeof(*grown));
+static int add_channel(struct group *g, size_t v) {
+	size_t *grown = util_grow(g->channels, &g->allocated_channels, g->n_channels + 1, sizeof(*grown));
 
 	if (!grown)
 		return -ENOMEM;
-	*list = grown;
-	(*list)[(*n)++] = v;
+	g->channels = grown;
+	g->channels[g->n_channels++] = v;
 	return 0;
 }
 
@@ -185,7 +185,7 @@ static int gather_members(const struct sampler_result *s, size_t *parent, long *
 		if (slot[root] < 0)
 			slot[root] = (long)(*n_groups)++;
 		g = &groups[slot[root]];
-		pids = realloc(g->pids, (g->n_pids + 1) * sizeof(*pids));
+		pids = util_grow(g->pids, &g->allocated_pids, g->n_pids + 1, sizeof(*pids));
 		if (!pids)
 			return -ENOMEM;
 		g->pids = pids;
@@ -210,7 +210,7 @@ static int gather_streams(const struct sampler_result *s, const size_t *live, si
 			groups[slot[find(parent, (size_t)sampler_result_index(s, c->to))]].split = true;
 			continue;
 		}
-		if (add_index(&g->channels, &g->n_channels, live[k]) < 0)
+		if (add_channel(g, live[k]) < 0)
 			return -ENOMEM;
 		g->bytes_per_s += c->bytes_per_s;
 	}
@@ -228,7 +228,7 @@ static int gather_threads(const struct sampler_result *s, size_t *parent, const 
 		if (s->channels[c].kind != CHANNEL_THREADS || a < 0)
 			continue;
 		at = (size_t)slot[find(parent, (size_t)a)];
-		if (add_index(&groups[at].channels, &groups[at].n_channels, c) < 0)
+		if (add_channel(&groups[at], c) < 0)
 			return -ENOMEM;
 		n_threads[at]++;
 	}
