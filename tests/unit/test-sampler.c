@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -33,8 +34,10 @@ static uint64_t now_usec(void) {
 }
 
 /* Children that pump bytes until killed; each closes the other end, as a
- * shell does for a pipeline. They die with the test, whatever ends it. */
-static pid_t spawn_writer_of(int fd, int other_end, size_t size, useconds_t pause) {
+ * shell does for a pipeline. They die with the test, whatever ends it.
+ * With moved, a counter in memory shared with the test, the writer adds
+ * every byte it wrote there. */
+static pid_t spawn_counted_writer(int fd, int other_end, size_t size, useconds_t pause, uint64_t *moved) {
 	pid_t pid = fork();
 
 	if (pid == 0) {
@@ -42,13 +45,20 @@ static pid_t spawn_writer_of(int fd, int other_end, size_t size, useconds_t paus
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(other_end);
 		for (;;) {
-			if (write(fd, buf, size) < 0 && errno != EINTR)
+			ssize_t n = write(fd, buf, size);
+			if (n < 0 && errno != EINTR)
 				_exit(0);
+			if (n > 0 && moved)
+				__atomic_add_fetch(moved, (uint64_t)n, __ATOMIC_RELAXED);
 			if (pause)
 				usleep(pause);
 		}
 	}
 	return pid;
+}
+
+static pid_t spawn_writer_of(int fd, int other_end, size_t size, useconds_t pause) {
+	return spawn_counted_writer(fd, other_end, size, pause, NULL);
 }
 
 static pid_t spawn_writer(int fd, int other_end) {
@@ -516,8 +526,9 @@ static void a_later_socketpair_is_found_too(void) {
 	sampler_free(s);
 }
 
-/* A loopback TCP pair, its two ends in two processes. */
-static void spawn_tcp_pair(pid_t *w, pid_t *rd) {
+/* A loopback TCP pair, its two ends in two processes; the writer counts
+ * its bytes into moved, unless NULL. */
+static void spawn_tcp_pair_counted(pid_t *w, pid_t *rd, uint64_t *moved) {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
 	int l = socket(AF_INET, SOCK_STREAM, 0), c1, c2;
@@ -529,10 +540,14 @@ static void spawn_tcp_pair(pid_t *w, pid_t *rd) {
 	c2 = accept(l, NULL, NULL);
 	CHECK(c2 >= 0);
 	close(l);
-	*w = spawn_writer(c1, c2);
+	*w = spawn_counted_writer(c1, c2, 65536, 0, moved);
 	*rd = spawn_reader(c2, c1);
 	close(c1);
 	close(c2);
+}
+
+static void spawn_tcp_pair(pid_t *w, pid_t *rd) {
+	spawn_tcp_pair_counted(w, rd, NULL);
 }
 
 /* After the first dump, the connection is read by lookups of its addresses
@@ -569,11 +584,45 @@ static void a_tcp_connection_is_followed_by_lookups(void) {
 	sampler_free(s);
 }
 
+/* The rate of the window is what the writer wrote in it, within 10 %
+ * (what waits in the socket's buffers, and the microseconds between the
+ * count and the sample, are the difference). */
 static void finds_loopback_tcp_with_true_bytes(void) {
+	uint64_t *moved = mmap(NULL, sizeof(*moved), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint64_t at[3], bytes[3];
+	struct sampler *s;
+	struct sampler_result *r = NULL;
+	const struct sampler_channel *c;
+	double truth;
 	pid_t w, rd;
 
-	spawn_tcp_pair(&w, &rd);
-	expect_stream(CHANNEL_TCP, w, rd);
+	CHECK(moved != MAP_FAILED);
+	if (moved == MAP_FAILED || new_sampler(&s) < 0)
+		return;
+	*moved = 0;
+	spawn_tcp_pair_counted(&w, &rd, moved);
+	for (int i = 0; i < 3; i++) {
+		sampler_result_free(r);
+		r = NULL;
+		bytes[i] = __atomic_load_n(moved, __ATOMIC_RELAXED);
+		at[i] = now_usec();
+		CHECK_INT(sampler_sample(s, at[i], &r), 0);
+		if (i < 2)
+			usleep(300 * 1000);
+	}
+	truth = (double)(bytes[2] - bytes[1]) * 1e6 / (double)(at[2] - at[1]);
+	c = r ? find(r, CHANNEL_TCP, w, rd) : NULL;
+	CHECK(c != NULL);
+	if (c) {
+		printf("# tcp %.1f MiB/s, the writer wrote %.1f MiB/s\n", c->bytes_per_s / 1048576, truth / 1048576);
+		CHECK(truth > 0);
+		CHECK(c->bytes_per_s > truth * 0.9 && c->bytes_per_s < truth * 1.1);
+	}
+	kill(w, SIGKILL);
+	kill(rd, SIGKILL);
+	sampler_result_free(r);
+	sampler_free(s);
+	munmap(moved, sizeof(*moved));
 }
 
 static void idle_processes_are_not_active(void) {
