@@ -715,9 +715,13 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 			step(a, t, g, &o, &moves);
 	}
 
-	for (size_t i = 0; i < a->n_groups; i++)
-		reasons_of_group(&a->groups[i], placer_largest_ccx(t), o.window, AUTOPLACE_RELEASE_AFTER,
-				 a->groups[i].reason, sizeof(a->groups[i].reason));
+	for (size_t i = 0; i < a->n_groups; i++) {
+		struct autoplace_group *g = &a->groups[i];
+		struct reasons_group words = { .x = &g->x, .seen = g->seen, .quiet = g->quiet, .ccx = g->ccx,
+					       .demand = g->group.demand };
+		reasons_of_group(&words, placer_largest_ccx(t), o.window, AUTOPLACE_RELEASE_AFTER, g->reason,
+				 sizeof(g->reason));
+	}
 	a->stats.cycles++;
 	a->stats.last_scanned = sample->n_scanned;
 	a->stats.last_active = sample->n_procs;

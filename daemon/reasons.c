@@ -2,36 +2,36 @@
 
 #include <stdio.h>
 
-void reasons_of_group(const struct autoplace_group *g, double largest_ccx, unsigned window, unsigned release_after,
+void reasons_of_group(const struct reasons_group *g, double largest_ccx, unsigned window, unsigned release_after,
 		      char *r, size_t size) {
-	const struct experiment_trial *last = g->x.n_trials ? &g->x.trials[g->x.n_trials - 1] : NULL;
+	const struct experiment_trial *last = g->x->n_trials ? &g->x->trials[g->x->n_trials - 1] : NULL;
 
 	if (!g->seen) {
 		snprintf(r, size, "not seen communicating for %u samples: ends after %u, its members back where they were",
 			 g->quiet, release_after);
 		return;
 	}
-	switch (g->x.state) {
+	switch (g->x->state) {
 	case EXPERIMENT_MEASURING:
-		snprintf(r, size, "measuring its rate where it is, before a move (%zu of %u samples)", g->x.n_before,
+		snprintf(r, size, "measuring its rate where it is, before a move (%zu of %u samples)", g->x->n_before,
 			 window);
 		break;
 	case EXPERIMENT_VALIDATING:
 		snprintf(r, size, "seated on CCX %d (%s), measuring whether it is faster there", g->ccx,
-			 seating_to_string(g->x.seating));
+			 seating_to_string(g->x->seating));
 		break;
 	case EXPERIMENT_KEPT:
-		snprintf(r, size, "kept on CCX %d (%s): %s", g->ccx, seating_to_string(g->x.seating),
-			 g->x.guard ? "no seating beat its rate before, and the others ran slower"
+		snprintf(r, size, "kept on CCX %d (%s): %s", g->ccx, seating_to_string(g->x->seating),
+			 g->x->guard ? "no seating beat its rate before, and the others ran slower"
 				    : "faster there, beyond the noise");
 		break;
 	case EXPERIMENT_REVERTED:
 		snprintf(r, size, "put back: no seating beat its rate before%s (tried again in %u samples)",
-			 last ? " by min_gain and the noise" : "", g->x.backoff);
+			 last ? " by min_gain and the noise" : "", g->x->backoff);
 		break;
 	case EXPERIMENT_DRY_RUN:
 		snprintf(r, size, "would be seated on CCX %d (%s); mode = dry-run moves nothing", g->ccx,
-			 seating_to_string(g->x.seating));
+			 seating_to_string(g->x->seating));
 		break;
 	case EXPERIMENT_BY_RULE:
 		snprintf(r, size, "a member is placed by a rule, and rules come first");
@@ -40,7 +40,7 @@ void reasons_of_group(const struct autoplace_group *g, double largest_ccx, unsig
 		snprintf(r, size, "a member's CPUs were set by someone else, and are left to them");
 		break;
 	case EXPERIMENT_NO_ROOM:
-		snprintf(r, size, "needs %.1f CPUs; the largest CCX has %.0f, and none has that much free", g->group.demand,
+		snprintf(r, size, "needs %.1f CPUs; the largest CCX has %.0f, and none has that much free", g->demand,
 			 largest_ccx);
 		break;
 	case EXPERIMENT_NO_GAIN:
@@ -50,7 +50,7 @@ void reasons_of_group(const struct autoplace_group *g, double largest_ccx, unsig
 		snprintf(r, size, "moves no bytes by which to tell whether a move helps: not moved");
 		break;
 	default:
-		snprintf(r, size, "%s", experiment_state_to_string(g->x.state));
+		snprintf(r, size, "%s", experiment_state_to_string(g->x->state));
 		break;
 	}
 }

@@ -42,6 +42,10 @@ check "in daemon/sample/ and daemon/policy/ only sampler.c includes sampler.h (f
 check "sample.h includes none of the daemon's headers (procfs.h alone, of common/)" \
 	sh -c "! grep '#include \"' daemon/sample/sample.h | grep -v '\"procfs\.h\"'"
 
+# The words of status take a group's few fields, not the automatic policy
+# that calls them.
+check "reasons.h does not include autoplace.h" sh -c "! grep -q '#include \"autoplace\.h\"' daemon/reasons.h"
+
 # The check fails where it should: a copy of ruler.c that calls the actuator.
 mkdir -p "$WORK/daemon"
 cp daemon/ruler.c "$WORK/daemon/ruler.c"

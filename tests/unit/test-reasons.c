@@ -3,30 +3,33 @@
 #include "test.h"
 
 static void no_room_says_what_is_needed(void) {
-	struct autoplace_group g = { .seen = true, .ccx = -1 };
+	struct experiment x = { 0 };
+	struct reasons_group g = { .x = &x, .seen = true, .ccx = -1 };
 	char r[192];
 
-	g.x.state = EXPERIMENT_NO_ROOM;
-	g.group.demand = 1.9;
+	x.state = EXPERIMENT_NO_ROOM;
+	g.demand = 1.9;
 	reasons_of_group(&g, 1.0, 3, 5, r, sizeof(r));
 	CHECK_STR(r, "needs 1.9 CPUs; the largest CCX has 1, and none has that much free");
 }
 
 static void an_unseen_group_says_when_it_ends(void) {
-	struct autoplace_group g = { .seen = false, .quiet = 2 };
+	struct experiment x = { 0 };
+	struct reasons_group g = { .x = &x, .seen = false, .quiet = 2 };
 	char r[192];
 
-	g.x.state = EXPERIMENT_KEPT;
+	x.state = EXPERIMENT_KEPT;
 	reasons_of_group(&g, 8.0, 3, 5, r, sizeof(r));
 	CHECK_STR(r, "not seen communicating for 2 samples: ends after 5, its members back where they were");
 }
 
 static void measuring_counts_its_samples(void) {
-	struct autoplace_group g = { .seen = true };
+	struct experiment x = { 0 };
+	struct reasons_group g = { .x = &x, .seen = true };
 	char r[192];
 
-	g.x.state = EXPERIMENT_MEASURING;
-	g.x.n_before = 1;
+	x.state = EXPERIMENT_MEASURING;
+	x.n_before = 1;
 	reasons_of_group(&g, 8.0, 3, 5, r, sizeof(r));
 	CHECK_STR(r, "measuring its rate where it is, before a move (1 of 3 samples)");
 }
