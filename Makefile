@@ -138,19 +138,19 @@ tools/bench/read-cost tools/bench/traffic-cost: %: %.o daemon/libccxd.a common/l
 # target and built into ccxd. -g gives the BTF that CO-RE relocates with.
 TASKITER_OBJECT := daemon/sample/bpf/taskiter.bpf.o
 BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -I/usr/include/$(shell $(CC) -print-multiarch)
-$(TASKITER_OBJECT): daemon/sample/bpf/taskiter.bpf.c daemon/sample/taskiter-records.h Makefile
+$(TASKITER_OBJECT): daemon/sample/bpf/taskiter.bpf.c daemon/sample/taskiter-records.h daemon/bpf/kernel.h Makefile
 	clang $(BPF_CFLAGS) -c -o $@ $<
 daemon/sample/taskiter.o: $(TASKITER_OBJECT)
 
 # The traffic counters (daemon/sample/traffic.c), the same way.
 TRAFFIC_OBJECT := daemon/sample/bpf/traffic.bpf.o
-$(TRAFFIC_OBJECT): daemon/sample/bpf/traffic.bpf.c daemon/sample/traffic-records.h Makefile
+$(TRAFFIC_OBJECT): daemon/sample/bpf/traffic.bpf.c daemon/sample/traffic-records.h daemon/bpf/kernel.h Makefile
 	clang $(BPF_CFLAGS) -c -o $@ $<
 daemon/sample/traffic.o: $(TRAFFIC_OBJECT)
 
 # The exec programs (daemon/execs.c), the same way.
 EXECS_OBJECT := daemon/bpf/execs.bpf.o
-$(EXECS_OBJECT): daemon/bpf/execs.bpf.c daemon/execs-records.h Makefile
+$(EXECS_OBJECT): daemon/bpf/execs.bpf.c daemon/execs-records.h daemon/bpf/kernel.h Makefile
 	clang $(BPF_CFLAGS) -c -o $@ $<
 daemon/execs.o: $(EXECS_OBJECT)
 

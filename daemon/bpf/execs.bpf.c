@@ -12,21 +12,15 @@
  *            other names the rules name, for every exec when some rule may
  *            name any comm, and for the processes in ccxd's table.
  *
- * Only the fields read are declared here; CO-RE relocates them to the
- * running kernel's layout (its BTF). */
+ * The kernel's structures it reads are declared in kernel.h. */
 #include <linux/bpf.h>
 #include <linux/types.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
 #include "../execs-records.h"
+#include "kernel.h"
 
-struct task_struct {
-	int pid;
-	int tgid;
-	unsigned in_execve : 1;
-	__u64 start_time;
-} __attribute__((preserve_access_index));
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -6,13 +6,13 @@
  * iterator over the pids of a map that reads all of that for many
  * processes in one read(2) (the sampler's active processes).
  *
- * Only the fields read are declared here; CO-RE relocates them to the
- * running kernel's layout (its BTF), so no kernel headers are needed. */
+ * The kernel's structures it reads are declared in ../../bpf/kernel.h. */
 #include <linux/bpf.h>
 #include <linux/types.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
+#include "../../bpf/kernel.h"
 #include "../taskiter-records.h"
 
 #define PIPEFS_MAGIC 0x50495045
@@ -20,61 +20,6 @@
 #define PF_KTHREAD 0x00200000
 #define BPF_TASK_ITER_PROC_THREADS 2   /* the kernel's enum, kernel/bpf/task_iter.c */
 
-struct seq_file;
-struct bpf_iter_meta {
-	struct seq_file *seq;
-	__u64 seq_num;             /* objects shown before this one */
-} __attribute__((preserve_access_index));
-struct task_io_accounting {
-	__u64 rchar, wchar;
-} __attribute__((preserve_access_index));
-struct sched_entity {
-	__u64 sum_exec_runtime;
-} __attribute__((preserve_access_index));
-struct sched_info {
-	unsigned long long run_delay;
-} __attribute__((preserve_access_index));
-struct signal_struct {
-	int nr_threads;
-	unsigned long long sum_sched_runtime;   /* of the threads that ended */
-} __attribute__((preserve_access_index));
-struct thread_info {
-	__u32 cpu;
-} __attribute__((preserve_access_index));
-struct fdtable {
-	unsigned int max_fds;
-	struct file **fd;
-	unsigned long *open_fds;
-} __attribute__((preserve_access_index));
-struct files_struct {
-	struct fdtable *fdt;
-} __attribute__((preserve_access_index));
-struct task_struct {
-	struct thread_info thread_info;   /* its cpu, where THREAD_INFO_IN_TASK */
-	unsigned int cpu;                 /* or here (before Linux 5.16) */
-	unsigned int flags;
-	int pid;
-	__u64 start_boottime;
-	char comm[16];
-	struct files_struct *files;
-	unsigned long nvcsw, nivcsw;
-	struct sched_entity se;
-	struct sched_info sched_info;
-	struct task_io_accounting ioac;
-	struct signal_struct *signal;
-	struct task_struct *group_leader;
-} __attribute__((preserve_access_index));
-struct super_block {
-	unsigned long s_magic;
-} __attribute__((preserve_access_index));
-struct inode {
-	unsigned long i_ino;
-	struct super_block *i_sb;
-} __attribute__((preserve_access_index));
-struct file {
-	struct inode *f_inode;
-	unsigned int f_mode;
-} __attribute__((preserve_access_index));
 struct bpf_iter__task {
 	struct bpf_iter_meta *meta;
 	struct task_struct *task;

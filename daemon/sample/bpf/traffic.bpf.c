@@ -20,14 +20,15 @@
  *            every process, which costs them all a little: only in place of
  *            the fexit programs, and only when the loader is asked to.
  *
- * Only the fields read are declared here; CO-RE relocates them to the
- * running kernel's layout (its BTF), so no kernel headers are needed. */
+ * The kernel's structures it reads are declared in ../../bpf/kernel.h, or
+ * here when no other program reads them. */
 #include <linux/bpf.h>
 #include <linux/types.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "../../bpf/kernel.h"
 #include "../traffic-records.h"
 
 #define PIPEFS_MAGIC 0x50495045
@@ -38,16 +39,6 @@
 #define AF_INET6 10
 #define IPPROTO_TCP 6
 
-struct super_block {
-	unsigned long s_magic;
-} __attribute__((preserve_access_index));
-struct inode {
-	unsigned long i_ino;
-	struct super_block *i_sb;
-} __attribute__((preserve_access_index));
-struct file {
-	struct inode *f_inode;
-} __attribute__((preserve_access_index));
 struct kiocb {
 	struct file *ki_filp;
 } __attribute__((preserve_access_index));
@@ -74,37 +65,6 @@ struct sock {
 } __attribute__((preserve_access_index));
 struct unix_sock {
 	struct sock *peer;
-} __attribute__((preserve_access_index));
-struct ns_common {
-	unsigned int inum;
-} __attribute__((preserve_access_index));
-struct pid_namespace {
-	struct ns_common ns;
-} __attribute__((preserve_access_index));
-struct upid {
-	int nr;
-	struct pid_namespace *ns;
-} __attribute__((preserve_access_index));
-struct pid {
-	unsigned int level;
-	struct upid numbers[1];
-} __attribute__((preserve_access_index));
-struct iov_iter;
-struct fdtable {
-	unsigned int max_fds;
-	struct file **fd;
-} __attribute__((preserve_access_index));
-struct files_struct {
-	struct fdtable *fdt;
-} __attribute__((preserve_access_index));
-struct thread_info {
-	__u32 status;              /* x86: TS_COMPAT while in a 32-bit system call */
-} __attribute__((preserve_access_index));
-struct task_struct {
-	struct thread_info thread_info;
-	struct pid *thread_pid;
-	struct task_struct *group_leader;
-	struct files_struct *files;
 } __attribute__((preserve_access_index));
 struct pt_regs {                   /* x86-64's: the system call's number and arguments */
 	unsigned long di, dx, orig_ax;
