@@ -1,4 +1,5 @@
-/* The one place that reads /proc, /sys and cgroup files. Every function takes
+/* The one place that reads /proc (sysfs.h reads /sys, cgroup.h the cgroup
+ * files, through procfs_read_file()). Every function takes
  * the file-system root ("" for the real one) so that tests can point it at a
  * fixture tree. A process that vanishes mid-read is -ESRCH, which callers
  * treat as normal: processes come and go. */
@@ -164,23 +165,9 @@ int procfs_pread_io(int fd, struct procfs_io *ret);
 int procfs_parse_io(const char *buf, struct procfs_io *ret);
 /* The target of a /proc/PID/fd link ("pipe:[123]"); PROCFS_FD_OTHER for any other. */
 enum procfs_fd_kind procfs_parse_fd_target(const char *target, uint64_t *inode);
-/* The text of /proc/PID/cgroup, cut up in place: the cgroup whose cpuset
- * applies, v1's cpuset hierarchy first (*v1 true) else v2's, as a pointer into
- * buf. -ENOENT when there is none, or it would climb out with "..". */
-int procfs_parse_cgroup(char *buf, const char **path, bool *v1);
-
-/* The text of /proc/PID/cgroup, cut up in place: the path of the cgroup that
- * names the process's systemd unit, as a pointer into buf. That is the
- * unified hierarchy's ("0::PATH"), but where that says only "/" and a v1
- * "name=systemd" hierarchy is there too, that one's: systemd keeps its units
- * there on legacy and hybrid systems (and mirrors them into the unified tree
- * on hybrid ones), and a container may show the host's unified root. -ENOENT
- * when there is neither line. */
-int procfs_parse_cgroup_path(char *buf, const char **path);
-
-/* That path of pid (procfs_parse_cgroup_path()), malloc'd. -ESRCH when the
- * process is gone, -ENOENT when it has no such cgroup. */
-int procfs_read_cgroup_path(const char *root, pid_t pid, char **ret);
+/* /proc/PID/cgroup into buf (cgroup.h reads it); -ESRCH when the process
+ * is gone. */
+int procfs_read_cgroup(const char *root, pid_t pid, char *buf, size_t size);
 
 /* The ancestors of the process st describes: its parent (stat's ppid) first,
  * then the parent's, and so on, each as its stat file reads, at most max of
@@ -190,58 +177,11 @@ int procfs_read_cgroup_path(const char *root, pid_t pid, char **ret);
  * by another process. */
 size_t procfs_read_ancestors(const char *root, const struct procfs_stat *st, size_t max, struct procfs_stat *ret);
 
-/* The CPUs the process's cgroup cpuset allows (cgroup v1 cpuset controller,
- * or v2 cpuset.cpus.effective). -ENOENT when no cpuset confines it. */
-int procfs_read_cpuset(const char *root, pid_t pid, cpu_set_t *ret);
-
-/* /sys/devices/system/cpu/online */
-int procfs_read_online_cpus(const char *root, cpu_set_t *ret);
-
-/* ---- what /sys says of the CPUs and the scheduler ---- */
-
-/* The highest clock one CPU reaches, in kHz
- * (/sys/devices/system/cpu/cpuN/cpufreq/cpuinfo_max_freq). -ENOENT without
- * cpufreq; -EINVAL for anything but a positive number. */
-int procfs_read_cpu_max_khz(const char *root, unsigned cpu, uint64_t *ret);
-
-/* The highest performance ACPI CPPC gives one CPU, in its own unit
- * (/sys/devices/system/cpu/cpuN/acpi_cppc/highest_perf). On AMD parts with
- * preferred cores this is the firmware's ranking of the core, which
- * amd_x3d_vcache's mode changes on X3D parts. */
-int procfs_read_cpu_highest_perf(const char *root, unsigned cpu, uint64_t *ret);
-
-/* The modes amd_x3d_vcache knows, and the longest one with its NUL. */
-#define PROCFS_X3D_MODE_MAX 16
-
-/* The mode file of the AMD 3D V-Cache optimizer driver
- * (/sys/bus/platform/drivers/amd_x3d_vcache/DEVICE/amd_x3d_mode, Linux 6.13),
- * the first device's, into path. -ENOENT when the driver is not bound. */
-int procfs_find_x3d_mode(const char *root, char *path, size_t size);
-/* Its mode, "cache" or "frequency" (whatever one word it says, newline
- * dropped). -ENOENT without the driver, -EINVAL for an empty or odd file. */
-int procfs_read_x3d_mode(const char *root, char mode[PROCFS_X3D_MODE_MAX]);
-/* The mode the driver was loaded with, its x3d_mode parameter
- * (/sys/module/amd_x3d_vcache/parameters/x3d_mode; "frequency" unless the
- * administrator gave another), read the same way. */
-int procfs_read_x3d_boot_mode(const char *root, char mode[PROCFS_X3D_MODE_MAX]);
-/* Sets it: -ENOENT without the driver, -EACCES without the right, -EINVAL
- * when the driver refuses the word. */
-int procfs_write_x3d_mode(const char *root, const char *mode);
-
-/* Whether the kernel balances the threads of a process onto one LLC
- * (cache-aware scheduling, CONFIG_SCHED_CACHE; in debugfs, so only where
- * debugfs is mounted and readable): 1 enabled, 0 present and disabled,
- * -ENOENT when the kernel or the mount says nothing. Read from
- * /sys/kernel/debug/sched/llc_balancing/enabled, else from the SCHED_CACHE
- * feature in /sys/kernel/debug/sched/features. */
-int procfs_read_llc_balancing(const char *root);
-/* The text of a sched features file: 1 when it lists SCHED_CACHE, 0 when
- * NO_SCHED_CACHE, -ENOENT when neither. */
-int procfs_parse_sched_cache_feature(const char *buf);
-
 /* The inode of this process's PID namespace, 0 for the initial one (whose
  * numbers are the kernel's own), or -errno. */
 long long procfs_pid_namespace(void);
 
 /* Reads a whole small file into buf (NUL-terminated). Returns its length or -errno. */
 ssize_t procfs_read_file(const char *path, char *buf, size_t size);
+/* A file that holds a CPU list (cpuset.cpus, /sys/devices/system/cpu/online). */
+int procfs_read_cpulist(const char *path, cpu_set_t *ret);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "sysfs.h"
 
 enum topology_source {
 	TOPOLOGY_SYSTEM,
@@ -533,21 +534,21 @@ static uint64_t topology_ccx_sysfs_max(const struct topology_ccx *x, const char 
 }
 
 void topology_read_system(struct topology *t, const char *root) {
-	char mode[PROCFS_X3D_MODE_MAX];
+	char mode[SYSFS_X3D_MODE_MAX];
 
 	t->x3d_mode[0] = '\0';
-	if (procfs_read_x3d_mode(root, mode) == 0)
+	if (sysfs_read_x3d_mode(root, mode) == 0)
 		snprintf(t->x3d_mode, sizeof(t->x3d_mode), "%s", mode);
 	for (unsigned c = 0; c < t->n_ccx; c++) {
-		t->ccx[c].clocks[TOPOLOGY_CLOCK_CPUFREQ] = topology_ccx_sysfs_max(&t->ccx[c], root, procfs_read_cpu_max_khz);
+		t->ccx[c].clocks[TOPOLOGY_CLOCK_CPUFREQ] = topology_ccx_sysfs_max(&t->ccx[c], root, sysfs_read_cpu_max_khz);
 		/* Where amd_x3d_vcache is bound, CPPC's highest_perf is the
 		 * ranking that its mode sets (cache mode ranks the V-Cache
 		 * die first), not what the cores reach: no clock. */
 		t->ccx[c].clocks[TOPOLOGY_CLOCK_CPPC] =
-			t->x3d_mode[0] ? 0 : topology_ccx_sysfs_max(&t->ccx[c], root, procfs_read_cpu_highest_perf);
+			t->x3d_mode[0] ? 0 : topology_ccx_sysfs_max(&t->ccx[c], root, sysfs_read_cpu_highest_perf);
 	}
 	topology_pick_clocks(t);
-	t->llc_balancing = procfs_read_llc_balancing(root);
+	t->llc_balancing = sysfs_read_llc_balancing(root);
 	if (t->llc_balancing < 0)
 		t->llc_balancing = -1;
 }

@@ -12,6 +12,7 @@
 #include "cpulist.h"
 #include "learned.h"
 #include "log.h"
+#include "cgroup.h"
 #include "procfs.h"
 #include "reasons.h"
 #include "util.h"
@@ -130,7 +131,7 @@ static const struct placement *hold(struct autoplace *a, const struct topology *
 	bool fresh;
 	int r;
 
-	r = procfs_read_cpuset(a->root, pid, allowed);
+	r = cgroup_read_cpuset(a->root, pid, allowed);
 	if (r == -ENOENT)
 		*allowed = t->online;
 	else if (r < 0)

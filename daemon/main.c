@@ -13,6 +13,7 @@
 #include "slice.h"
 #include "setup.h"
 #include "procfs.h"
+#include "sysfs.h"
 #include "topology.h"
 #include "x3d.h"
 
@@ -104,7 +105,7 @@ static int x3d_mode_restore(const char *config_path) {
 	const char *path = config_path ? config_path : CONFIG_DEFAULT_PATH;
 	const char *runtime_dir = CONFIG_DEFAULT_RUNTIME;
 	struct config *c = NULL;
-	char mode[PROCFS_X3D_MODE_MAX];
+	char mode[SYSFS_X3D_MODE_MAX];
 	int r;
 
 	r = config_load_from(&(struct config_sources){ .path = path, .presets = config_presets_for(path),
@@ -123,7 +124,7 @@ static int x3d_mode_restore(const char *config_path) {
 	if (r < 0 && r != -ENOENT)
 		log_warning_errno(r, "Failed to put the X3D mode back: %m");
 	else if (r > 0)
-		log_info("X3D mode (amd_x3d_vcache) put back to %s", procfs_read_x3d_mode("", mode) == 0 ? mode : "?");
+		log_info("X3D mode (amd_x3d_vcache) put back to %s", sysfs_read_x3d_mode("", mode) == 0 ? mode : "?");
 	config_free(c);
 	return 0;
 }

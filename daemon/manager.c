@@ -22,6 +22,7 @@
 #include "setup.h"
 #include "prober.h"
 #include "procfs.h"
+#include "sysfs.h"
 #include "ruler.h"
 #include "latencies.h"
 #include "status.h"
@@ -349,11 +350,11 @@ static int arm_interval(struct manager *m) {
  * already, as root (ccxd --x3d-mode=apply), and nothing is left to write
  * here, where /sys is read-only. The topology then shows the mode as it is. */
 static void apply_x3d(struct manager *m) {
-	char mode[PROCFS_X3D_MODE_MAX];
+	char mode[SYSFS_X3D_MODE_MAX];
 
 	if (x3d_apply_config(m->root, m->runtime_dir, m->config, m->topology) == -ENOENT)
 		return;
-	if (strcmp(m->topology->source, "system") == 0 && procfs_read_x3d_mode(m->root, mode) == 0)
+	if (strcmp(m->topology->source, "system") == 0 && sysfs_read_x3d_mode(m->root, mode) == 0)
 		snprintf(m->topology->x3d_mode, sizeof(m->topology->x3d_mode), "%s", mode);
 }
 
@@ -572,7 +573,7 @@ int manager_new(const char *config_path, struct manager **ret, char ***errors) {
 		manager_free(m);
 		return r;
 	}
-	r = procfs_read_online_cpus(m->root, &m->online);
+	r = sysfs_read_online_cpus(m->root, &m->online);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to read the online CPUs, using this process's affinity: %m");
 		placements_affinity(0, &m->online);

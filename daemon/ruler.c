@@ -10,6 +10,7 @@
 #include "cpulist.h"
 #include "log.h"
 #include "placer.h"
+#include "cgroup.h"
 #include "procfs.h"
 
 /* Longest command line read for cmdline = globs. */
@@ -69,7 +70,7 @@ static unsigned *placed_load(const struct ruler *r, pid_t except) {
 
 /* The CPUs a process may have at most: its cgroup cpuset, or every online CPU. */
 static int allowed_cpus(const struct ruler *r, pid_t pid, cpu_set_t *ret) {
-	int e = procfs_read_cpuset(r->root, pid, ret);
+	int e = cgroup_read_cpuset(r->root, pid, ret);
 
 	if (e == -ENOENT) {
 		*ret = r->online;
@@ -165,7 +166,7 @@ static void gather(const struct ruler *r, const struct procfs_stat *st, unsigned
 		read |= RULE_NEED_ANCESTOR_EXE;
 	}
 	if ((need & RULE_NEED_CGROUP) && !(read & RULE_NEED_CGROUP)) {
-		if (procfs_read_cgroup_path(r->root, st->pid, &f->cgroup) < 0)
+		if (cgroup_read_path(r->root, st->pid, &f->cgroup) < 0)
 			f->cgroup = NULL;
 		f->id.cgroup = f->cgroup;
 		read |= RULE_NEED_CGROUP;

@@ -10,6 +10,7 @@
 #include "atomicfile.h"
 #include "log.h"
 #include "procfs.h"
+#include "sysfs.h"
 #include "regfile.h"
 
 static void original_path(const char *root, const char *runtime_dir, char *path, size_t size) {
@@ -20,7 +21,7 @@ static void original_path(const char *root, const char *runtime_dir, char *path,
  * there is no mode the driver has: such a file is no evidence). Root reads
  * it in a directory that user ccxd owns: a link, a FIFO or a device put in
  * its place is not opened (-ELOOP, -EINVAL, -EFBIG: regfile_read()). */
-static int read_original(const char *root, const char *runtime_dir, char mode[PROCFS_X3D_MODE_MAX]) {
+static int read_original(const char *root, const char *runtime_dir, char mode[SYSFS_X3D_MODE_MAX]) {
 	char path[PATH_MAX], *buf;
 	size_t len, n;
 	int r;
@@ -45,14 +46,14 @@ static int read_original(const char *root, const char *runtime_dir, char mode[PR
  * with stands for it (1). -ENOENT when there is no record, or when that
  * mode cannot be read either (the entry is then removed, and the mode
  * left). */
-static int find_original(const char *root, const char *runtime_dir, char mode[PROCFS_X3D_MODE_MAX]) {
+static int find_original(const char *root, const char *runtime_dir, char mode[SYSFS_X3D_MODE_MAX]) {
 	char path[PATH_MAX];
 	int r = read_original(root, runtime_dir, mode);
 
 	if (r == 0 || r == -ENOENT)
 		return r;
 	original_path(root, runtime_dir, path, sizeof(path));
-	if (procfs_read_x3d_boot_mode(root, mode) < 0) {
+	if (sysfs_read_x3d_boot_mode(root, mode) < 0) {
 		log_warning("%s: %s, ignored and removed; the driver's initial mode is unknown, so the X3D mode "
 			    "is left as it is", path, regfile_strerror(r));
 		(void)unlink(path);
@@ -64,7 +65,7 @@ static int find_original(const char *root, const char *runtime_dir, char mode[PR
 }
 
 static int write_original(const char *root, const char *runtime_dir, const char *mode) {
-	char path[PATH_MAX], text[PROCFS_X3D_MODE_MAX + 1];
+	char path[PATH_MAX], text[SYSFS_X3D_MODE_MAX + 1];
 
 	original_path(root, runtime_dir, path, sizeof(path));
 	snprintf(text, sizeof(text), "%s\n", mode);
@@ -84,14 +85,14 @@ static int set_mode(const char *root, const char *now, const char *mode) {
 
 	if (strcmp(now, mode) == 0)
 		return 0;
-	r = procfs_write_x3d_mode(root, mode);
+	r = sysfs_write_x3d_mode(root, mode);
 	return r < 0 ? r : 1;
 }
 
 int x3d_apply(const char *root, const char *runtime_dir, enum config_x3d want) {
-	char now[PROCFS_X3D_MODE_MAX], original[PROCFS_X3D_MODE_MAX];
+	char now[SYSFS_X3D_MODE_MAX], original[SYSFS_X3D_MODE_MAX];
 	bool recorded, rewrite;
-	int r = procfs_read_x3d_mode(root, now);
+	int r = sysfs_read_x3d_mode(root, now);
 
 	if (r < 0)
 		return r;
@@ -129,7 +130,7 @@ enum config_x3d x3d_wanted(const struct config *c, const struct topology *t) {
 
 int x3d_apply_config(const char *root, const char *runtime_dir, const struct config *c, const struct topology *t) {
 	enum config_x3d want = x3d_wanted(c, t);
-	char mode[PROCFS_X3D_MODE_MAX];
+	char mode[SYSFS_X3D_MODE_MAX];
 	int r;
 
 	if (want != c->x3d_mode)
@@ -144,12 +145,12 @@ int x3d_apply_config(const char *root, const char *runtime_dir, const struct con
 		log_warning_errno(r, "Failed to set the X3D mode to %s: %m", config_x3d_to_string(want));
 	else if (r > 0)
 		log_info("X3D mode (amd_x3d_vcache) set to %s%s", want == CONFIG_X3D_KEEP ? "the one found before, " : "",
-			 procfs_read_x3d_mode(root, mode) == 0 ? mode : "?");
+			 sysfs_read_x3d_mode(root, mode) == 0 ? mode : "?");
 	return r;
 }
 
 bool x3d_writable(const char *root) {
 	char path[PATH_MAX];
 
-	return procfs_find_x3d_mode(root, path, sizeof(path)) == 0 && access(path, W_OK) == 0;
+	return sysfs_find_x3d_mode(root, path, sizeof(path)) == 0 && access(path, W_OK) == 0;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "procfs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -37,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	case 2: {
 		const char *path;
 		bool v1;
-		if (procfs_parse_cgroup(buf, &path, &v1) == 0 &&
+		if (cgroup_parse(buf, &path, &v1) == 0 &&
 		    (path < buf || path > buf + size - 1 || strstr(path, "..")))
 			abort();
 		break;

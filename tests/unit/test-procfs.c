@@ -13,7 +13,9 @@
 #include <sys/wait.h>
 
 #include "cpulist.h"
+#include "cgroup.h"
 #include "procfs.h"
+#include "sysfs.h"
 #include "fixture.h"
 #include "test.h"
 
@@ -49,7 +51,7 @@ static void cgroup_v1_cpuset_wins_over_v2(void) {
 	const char *path;
 	bool v1;
 
-	CHECK_INT(procfs_parse_cgroup(buf, &path, &v1), 0);
+	CHECK_INT(cgroup_parse(buf, &path, &v1), 0);
 	CHECK_STR(path, "/box");
 	CHECK(v1);
 }
@@ -59,7 +61,7 @@ static void cgroup_v2_alone(void) {
 	const char *path;
 	bool v1 = true;
 
-	CHECK_INT(procfs_parse_cgroup(buf, &path, &v1), 0);
+	CHECK_INT(cgroup_parse(buf, &path, &v1), 0);
 	CHECK_STR(path, "/system.slice/x.service");
 	CHECK(!v1);
 }
@@ -68,7 +70,7 @@ static void cgroup_v2_alone(void) {
 static const char *cpuset_of(const char *root) {
 	static char buf[CPULIST_MAX];
 	cpu_set_t set;
-	int r = procfs_read_cpuset(root, 42, &set);
+	int r = cgroup_read_cpuset(root, 42, &set);
 
 	if (r < 0)
 		snprintf(buf, sizeof(buf), "%d", r);
@@ -113,7 +115,7 @@ static const char *cgroup_path_of(const char *text) {
 	const char *path;
 
 	snprintf(buf, sizeof(buf), "%s", text);
-	return procfs_parse_cgroup_path(buf, &path) == 0 ? path : NULL;
+	return cgroup_parse_path(buf, &path) == 0 ? path : NULL;
 }
 
 static void cgroup_path_of_v2_v1_and_hybrid(void) {
@@ -148,12 +150,12 @@ static void cgroup_path_read_from_a_fixture_tree(void) {
 
 	CHECK(mkdtemp(root) != NULL);
 	fixture_file(root, "/proc/42/cgroup", "9:name=systemd:/system.slice/ccxd.service\n0::/\n");
-	CHECK_INT(procfs_read_cgroup_path(root, 42, &path), 0);
+	CHECK_INT(cgroup_read_path(root, 42, &path), 0);
 	CHECK_STR(path, "/system.slice/ccxd.service");
 	free(path);
 	fixture_file(root, "/proc/43/cgroup", "4:memory:/x\n");
-	CHECK_INT(procfs_read_cgroup_path(root, 43, &path), -ENOENT);
-	CHECK_INT(procfs_read_cgroup_path(root, 44, &path), -ESRCH);
+	CHECK_INT(cgroup_read_path(root, 43, &path), -ENOENT);
+	CHECK_INT(cgroup_read_path(root, 44, &path), -ESRCH);
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
 	CHECK_INT(system(rm), 0);
 }
@@ -258,51 +260,51 @@ static void ancestors_of_this_process(void) {
 /* What /sys says of the CPUs' clocks, the X3D driver and the scheduler,
  * from fixture trees; odd contents are errors, never crashes. */
 static void clocks_x3d_mode_and_llc_balancing_from_sys(void) {
-	char root[] = "/tmp/ccxd-test-sysfs-XXXXXX", rm[64 + sizeof(root)], mode[PROCFS_X3D_MODE_MAX], path[PATH_MAX];
+	char root[] = "/tmp/ccxd-test-sysfs-XXXXXX", rm[64 + sizeof(root)], mode[SYSFS_X3D_MODE_MAX], path[PATH_MAX];
 	static const char *const bad[] = { "", "\n", "-5\n", "0\n", "abc\n", "12abc\n", "99999999999999999999999\n" };
 	uint64_t v = 0;
 
 	CHECK(mkdtemp(root) != NULL);
-	CHECK_INT(procfs_read_cpu_max_khz(root, 0, &v), -ENOENT);
+	CHECK_INT(sysfs_read_cpu_max_khz(root, 0, &v), -ENOENT);
 	fixture_file(root, "/sys/devices/system/cpu/cpu3/cpufreq/cpuinfo_max_freq", "5759000\n");
-	CHECK_INT(procfs_read_cpu_max_khz(root, 3, &v), 0);
+	CHECK_INT(sysfs_read_cpu_max_khz(root, 3, &v), 0);
 	CHECK(v == 5759000);
 	fixture_file(root, "/sys/devices/system/cpu/cpu3/acpi_cppc/highest_perf", "196\n");
-	CHECK_INT(procfs_read_cpu_highest_perf(root, 3, &v), 0);
+	CHECK_INT(sysfs_read_cpu_highest_perf(root, 3, &v), 0);
 	CHECK(v == 196);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		fixture_file(root, "/sys/devices/system/cpu/cpu3/cpufreq/cpuinfo_max_freq", bad[i]);
-		CHECK_INT(procfs_read_cpu_max_khz(root, 3, &v), -EINVAL);
+		CHECK_INT(sysfs_read_cpu_max_khz(root, 3, &v), -EINVAL);
 	}
 
-	CHECK_INT(procfs_find_x3d_mode(root, path, sizeof(path)), -ENOENT);
-	CHECK_INT(procfs_read_x3d_mode(root, mode), -ENOENT);
-	CHECK_INT(procfs_write_x3d_mode(root, "cache"), -ENOENT);
+	CHECK_INT(sysfs_find_x3d_mode(root, path, sizeof(path)), -ENOENT);
+	CHECK_INT(sysfs_read_x3d_mode(root, mode), -ENOENT);
+	CHECK_INT(sysfs_write_x3d_mode(root, "cache"), -ENOENT);
 	fixture_file(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "frequency\n");
-	CHECK_INT(procfs_read_x3d_mode(root, mode), 0);
+	CHECK_INT(sysfs_read_x3d_mode(root, mode), 0);
 	CHECK_STR(mode, "frequency");
-	CHECK_INT(procfs_write_x3d_mode(root, "cache"), 0);
-	CHECK_INT(procfs_read_x3d_mode(root, mode), 0);
+	CHECK_INT(sysfs_write_x3d_mode(root, "cache"), 0);
+	CHECK_INT(sysfs_read_x3d_mode(root, mode), 0);
 	CHECK_STR(mode, "cache");
 	fixture_file(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "\n");
-	CHECK_INT(procfs_read_x3d_mode(root, mode), -EINVAL);
+	CHECK_INT(sysfs_read_x3d_mode(root, mode), -EINVAL);
 	fixture_file(root, "/sys/bus/platform/drivers/amd_x3d_vcache/AMDI0101:00/amd_x3d_mode", "a-very-long-mode-name\n");
-	CHECK_INT(procfs_read_x3d_mode(root, mode), -EINVAL);
+	CHECK_INT(sysfs_read_x3d_mode(root, mode), -EINVAL);
 
-	CHECK_INT(procfs_read_llc_balancing(root), -ENOENT);
+	CHECK_INT(sysfs_read_llc_balancing(root), -ENOENT);
 	fixture_file(root, "/sys/kernel/debug/sched/features", "GENTLE_FAIR_SLEEPERS START_DEBIT NO_SCHED_CACHE TTWU_QUEUE\n");
-	CHECK_INT(procfs_read_llc_balancing(root), 0);
+	CHECK_INT(sysfs_read_llc_balancing(root), 0);
 	fixture_file(root, "/sys/kernel/debug/sched/features", "START_DEBIT SCHED_CACHE\n");
-	CHECK_INT(procfs_read_llc_balancing(root), 1);
+	CHECK_INT(sysfs_read_llc_balancing(root), 1);
 	fixture_file(root, "/sys/kernel/debug/sched/features", "START_DEBIT SCHED_CACHE_X\n");
-	CHECK_INT(procfs_read_llc_balancing(root), -ENOENT);
+	CHECK_INT(sysfs_read_llc_balancing(root), -ENOENT);
 	/* The switch of its own comes first. */
 	fixture_file(root, "/sys/kernel/debug/sched/llc_balancing/enabled", "0\n");
 	fixture_file(root, "/sys/kernel/debug/sched/features", "SCHED_CACHE\n");
-	CHECK_INT(procfs_read_llc_balancing(root), 0);
+	CHECK_INT(sysfs_read_llc_balancing(root), 0);
 	fixture_file(root, "/sys/kernel/debug/sched/llc_balancing/enabled", "1\n");
-	CHECK_INT(procfs_read_llc_balancing(root), 1);
-	CHECK_INT(procfs_parse_sched_cache_feature(""), -ENOENT);
+	CHECK_INT(sysfs_read_llc_balancing(root), 1);
+	CHECK_INT(sysfs_parse_sched_cache_feature(""), -ENOENT);
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
 	CHECK_INT(system(rm), 0);
 }
@@ -313,8 +315,8 @@ static void cgroup_paths_that_climb_out_are_refused(void) {
 	const char *path;
 	bool v1;
 
-	CHECK_INT(procfs_parse_cgroup(buf, &path, &v1), -ENOENT);
-	CHECK_INT(procfs_parse_cgroup(none, &path, &v1), -ENOENT);
+	CHECK_INT(cgroup_parse(buf, &path, &v1), -ENOENT);
+	CHECK_INT(cgroup_parse(none, &path, &v1), -ENOENT);
 }
 
 static void stat_with_parentheses_in_comm(void) {

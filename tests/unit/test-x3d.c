@@ -10,15 +10,16 @@
 
 #include "fixture.h"
 #include "procfs.h"
+#include "sysfs.h"
 #include "test.h"
 #include "x3d.h"
 
 #define RUN "/run/ccxd"
 
 static const char *mode_of(const char *root) {
-	static char mode[PROCFS_X3D_MODE_MAX];
+	static char mode[SYSFS_X3D_MODE_MAX];
 
-	if (procfs_read_x3d_mode(root, mode) < 0)
+	if (sysfs_read_x3d_mode(root, mode) < 0)
 		snprintf(mode, sizeof(mode), "(none)");
 	return mode;
 }
