@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "procfs.h"
 #include "sysfs.h"
 
 enum topology_source {

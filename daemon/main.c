@@ -12,7 +12,6 @@
 #include "manager.h"
 #include "slice.h"
 #include "setup.h"
-#include "procfs.h"
 #include "sysfs.h"
 #include "topology.h"
 #include "x3d.h"

@@ -9,9 +9,8 @@
 
 #include "atomicfile.h"
 #include "log.h"
-#include "procfs.h"
-#include "sysfs.h"
 #include "regfile.h"
+#include "sysfs.h"
 
 static void original_path(const char *root, const char *runtime_dir, char *path, size_t size) {
 	snprintf(path, size, "%s%s/%s", root, runtime_dir, X3D_ORIGINAL_FILE);
@@ -20,7 +19,8 @@ static void original_path(const char *root, const char *runtime_dir, char *path,
 /* The mode recorded by an earlier run: 0, or -ENOENT when none (or what is
  * there is no mode the driver has: such a file is no evidence). Root reads
  * it in a directory that user ccxd owns: a link, a FIFO or a device put in
- * its place is not opened (-ELOOP, -EINVAL, -EFBIG: regfile_read()). */
+ * its place is not opened (-ELOOP, -EINVAL, -EISDIR, -EFBIG:
+ * regfile_read()); -ENOMEM when memory ran out. */
 static int read_original(const char *root, const char *runtime_dir, char mode[SYSFS_X3D_MODE_MAX]) {
 	char path[PATH_MAX], *buf;
 	size_t len, n;
@@ -28,8 +28,6 @@ static int read_original(const char *root, const char *runtime_dir, char mode[SY
 
 	original_path(root, runtime_dir, path, sizeof(path));
 	r = regfile_read(path, REGFILE_NOFOLLOW, 64, &buf, &len);
-	if (r == -ENOENT || r == -ENOMEM)
-		return -ENOENT;
 	if (r < 0)
 		return r;
 	n = strcspn(buf, "\n");
@@ -45,12 +43,12 @@ static int read_original(const char *root, const char *runtime_dir, char mode[SY
  * changed is known, what it was is not, and the mode the driver was loaded
  * with stands for it (1). -ENOENT when there is no record, or when that
  * mode cannot be read either (the entry is then removed, and the mode
- * left). */
+ * left); -ENOMEM, when what the record says is not known. */
 static int find_original(const char *root, const char *runtime_dir, char mode[SYSFS_X3D_MODE_MAX]) {
 	char path[PATH_MAX];
 	int r = read_original(root, runtime_dir, mode);
 
-	if (r == 0 || r == -ENOENT)
+	if (r == 0 || r == -ENOENT || r == -ENOMEM)
 		return r;
 	original_path(root, runtime_dir, path, sizeof(path));
 	if (sysfs_read_x3d_boot_mode(root, mode) < 0) {
@@ -97,6 +95,8 @@ int x3d_apply(const char *root, const char *runtime_dir, enum config_x3d want) {
 	if (r < 0)
 		return r;
 	r = find_original(root, runtime_dir, original);
+	if (r == -ENOMEM)
+		return r;   /* nothing changed: a record not read is not rewritten */
 	recorded = r >= 0;
 	rewrite = r != 0;
 	if (want == CONFIG_X3D_KEEP) {

@@ -3,9 +3,9 @@
 #include "config-keys.h"
 #include "groups.h"
 #include "log.h"
-#include "validator.h"
 #include "regfile.h"
 #include "util.h"
+#include "validator.h"
 
 #include <ctype.h>
 #include <dirent.h>
