@@ -80,13 +80,17 @@ LDFLAGS    += -fsanitize=$(SANITIZE)
 endif
 
 COMMON_SRC := $(wildcard common/*.c)
-# The daemon's parts: the pure policies, the sampler, the probe and the
+# The probe and its codec: a library of their own, which ccxd (through its
+# prober) and ccxctl (probe --local) both link.
+PROBE_SRC  := $(wildcard probe/*.c)
+# The daemon's parts: the pure policies, the sampler, the prober and the
 # config each in a folder of their own; every folder is on the include path.
-DAEMON_DIRS := daemon daemon/policy daemon/sample daemon/probe daemon/config
+DAEMON_DIRS := daemon daemon/policy daemon/sample daemon/prober daemon/config
 # tools/ too, for the tests of ccxctl's printing.
-INCLUDES   := -Icommon $(addprefix -I,$(DAEMON_DIRS)) -Itools
+INCLUDES   := -Icommon -Iprobe $(addprefix -I,$(DAEMON_DIRS)) -Itools
 DAEMON_SRC := $(filter-out daemon/main.c,$(wildcard $(addsuffix /*.c,$(DAEMON_DIRS))))
 COMMON_OBJ := $(COMMON_SRC:.c=.o)
+PROBE_OBJ  := $(PROBE_SRC:.c=.o)
 DAEMON_OBJ := $(DAEMON_SRC:.c=.o)
 UNIT_SRC   := $(wildcard tests/unit/test-*.c)
 UNIT_BIN   := $(UNIT_SRC:.c=)
@@ -103,15 +107,18 @@ all: $(PROGRAMS) $(HELPER_BIN)
 common/libcommon.a: $(COMMON_OBJ)
 	$(AR) rcs $@ $^
 
+probe/libprobe.a: $(PROBE_OBJ)
+	$(AR) rcs $@ $^
+
 daemon/libccxd.a: $(DAEMON_OBJ)
 	$(AR) rcs $@ $^
 
-daemon/ccxd: daemon/main.o daemon/libccxd.a common/libcommon.a
+daemon/ccxd: daemon/main.o daemon/libccxd.a probe/libprobe.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The printing of replies, apart: the unit test and the fuzzer link it too.
 CCXCTL_PRINT := tools/ccxctl-print.o tools/ccxctl-text.o
-tools/ccxctl: tools/ccxctl.o tools/ccxctl-probe.o $(CCXCTL_PRINT) common/libcommon.a
+tools/ccxctl: tools/ccxctl.o tools/ccxctl-probe.o $(CCXCTL_PRINT) probe/libprobe.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 tools/helpers/%: tools/helpers/%.o common/libcommon.a
@@ -126,12 +133,12 @@ tools/helpers/ccxt-exec: tools/helpers/ccxt-exec.o common/cpulist.o
 tools/helpers/ccxt-exec-dynamic: tools/helpers/ccxt-exec.o common/cpulist.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
-tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a common/libcommon.a
+tests/unit/test-%: tests/unit/test-%.o daemon/libccxd.a probe/libprobe.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 tests/unit/test-ccxctl-text: $(CCXCTL_PRINT)
 
 # Built by tools/bench/read-cost.sh and traffic-cost.sh, which run them.
-tools/bench/read-cost tools/bench/traffic-cost: %: %.o daemon/libccxd.a common/libcommon.a
+tools/bench/read-cost tools/bench/traffic-cost: %: %.o daemon/libccxd.a probe/libprobe.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The BPF iterators of the sampler (daemon/sample/taskiter.c), compiled for the BPF
@@ -156,7 +163,7 @@ daemon/execs.o: $(EXECS_OBJECT)
 
 # Every object depends on every header: the project is small enough that this
 # costs nothing and it can never build against a stale header.
-HEADERS    := $(wildcard common/*.h $(addsuffix /*.h,$(DAEMON_DIRS)) tools/*.h tests/unit/*.h)
+HEADERS    := $(wildcard common/*.h probe/*.h $(addsuffix /*.h,$(DAEMON_DIRS)) tools/*.h tests/unit/*.h)
 %.o: %.c $(HEADERS) Makefile .build-flags
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -165,8 +172,8 @@ HEADERS    := $(wildcard common/*.h $(addsuffix /*.h,$(DAEMON_DIRS)) tools/*.h t
 # of linking old objects. The old products are removed rather than left to
 # timestamps, which a clock set back would fool.
 BUILD_FLAGS := $(CC) $(CFLAGS) $(LDFLAGS) $(SANITIZE)
-BUILT      := common/*.o $(addsuffix /*.o,$(DAEMON_DIRS)) tools/*.o tools/helpers/*.o tools/bench/*.o tests/unit/*.o \
-              common/libcommon.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN) tools/bench/read-cost \
+BUILT      := common/*.o probe/*.o $(addsuffix /*.o,$(DAEMON_DIRS)) tools/*.o tools/helpers/*.o tools/bench/*.o tests/unit/*.o \
+              common/libcommon.a probe/libprobe.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN) tools/bench/read-cost \
               tools/bench/traffic-cost
 .build-flags: FORCE
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || { rm -f $(BUILT); echo '$(BUILD_FLAGS)' > $@; }
@@ -192,6 +199,7 @@ FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -std=gnu11 $(WARNINGS) -D_GNU_SOU
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_BIN     := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRC))
 FUZZ_COMMON  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(COMMON_SRC))
+FUZZ_PROBE   := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(PROBE_SRC))
 FUZZ_DAEMON  := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(DAEMON_SRC))
 FUZZ_SECONDS ?= 60
 
@@ -206,10 +214,13 @@ $(FUZZ_DIR)/%.o: %.c $(HEADERS) Makefile
 $(FUZZ_DIR)/libcommon.a: $(FUZZ_COMMON)
 	$(AR) rcs $@ $^
 
+$(FUZZ_DIR)/libprobe.a: $(FUZZ_PROBE)
+	$(AR) rcs $@ $^
+
 $(FUZZ_DIR)/libccxd.a: $(FUZZ_DAEMON)
 	$(AR) rcs $@ $^
 
-$(FUZZ_DIR)/fuzz-%: $(FUZZ_DIR)/tests/fuzz/fuzz-%.o $(FUZZ_DIR)/libccxd.a $(FUZZ_DIR)/libcommon.a
+$(FUZZ_DIR)/fuzz-%: $(FUZZ_DIR)/tests/fuzz/fuzz-%.o $(FUZZ_DIR)/libccxd.a $(FUZZ_DIR)/libprobe.a $(FUZZ_DIR)/libcommon.a
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 $(FUZZ_DIR)/fuzz-ccxctl-print: $(addprefix $(FUZZ_DIR)/,$(CCXCTL_PRINT))
 

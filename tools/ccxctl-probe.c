@@ -1,4 +1,4 @@
-/* ccxctl probe: what placement costs on this machine (common/probe.h), as the
+/* ccxctl probe: what placement costs on this machine (probe/probe.h), as the
  * tables of docs/reference-figures.md, as JSON, or as an SVG heatmap of
  * the CPU x CPU latency matrix.
  *
