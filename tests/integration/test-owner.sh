@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 cd "$TOP" || exit 1
-SOURCES=$(find daemon common -name '*.[ch]' ! -name '*.bpf.c' | sort)
+SOURCES=$(find daemon common probe -name '*.[ch]' ! -name '*.bpf.c' | sort)
 
 # who PATTERN: the files whose code (comments aside) matches PATTERN
 who() {
@@ -46,6 +46,34 @@ check "sample.h includes none of the daemon's headers (procfs.h alone, of common
 # that calls them.
 check "reasons.h does not include autoplace.h" sh -c "! grep -q '#include \"autoplace\.h\"' daemon/reasons.h"
 
+# The policies are pure: their objects call no function of the daemon's
+# but their own, the sample's data (sample.o) and the CPU sets' (cpulist.o).
+# nm reads what the build made, so a call hidden by a macro counts too.
+# called_outside OBJECTS...: "OBJECT: SYMBOL" for each call out of bounds
+called_outside() {
+	for o in daemon/*.o daemon/sample/*.o daemon/prober/*.o daemon/config/*.o common/*.o probe/*.o; do
+		case $o in daemon/sample/sample.o | common/cpulist.o) ;; *) nm --defined-only -g "$o" ;; esac
+	done 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBR]/ { print $3 }' | sort -u >"$WORK/defined"
+	for o in "$@"; do
+		nm -u "$o" | awk '{ print $2 }' | sort -u | comm -12 - "$WORK/defined" | sed "s|^|$o: |"
+	done
+}
+check "the policies' objects are built" sh -c "ls daemon/policy/*.o >/dev/null"
+outside=$(called_outside daemon/policy/*.o)
+check "no policy calls the daemon outside daemon/policy/ and the sample's data (found: $(echo $outside))" \
+	[ -z "$outside" ]
+
+# No file of daemon/sample/ includes itself through others: tsort finds a
+# loop in the graph of who includes whom.
+for f in daemon/sample/*.[ch]; do
+	sed -n 's/^#include "\([^"]*\)"/\1/p' "$f" | while read -r h; do
+		[ ! -e "daemon/sample/$h" ] || echo "$f daemon/sample/$h"
+	done
+done >"$WORK/includes"
+check "the includes of daemon/sample/ are read" [ -s "$WORK/includes" ]
+no_loop() { tsort "$1" >/dev/null; }
+check "no include cycle among the files of daemon/sample/" no_loop "$WORK/includes"
+
 # The check fails where it should: a copy of ruler.c that calls the actuator.
 mkdir -p "$WORK/daemon"
 cp daemon/ruler.c "$WORK/daemon/ruler.c"
@@ -61,3 +89,9 @@ cp daemon/sample/channels.h "$WORK/daemon/sample/channels.h"
 echo '#include "sampler.h"' >> "$WORK/daemon/sample/channels.h"
 SOURCES="$WORK/daemon/sample/channels.h"
 check "a channels.h that includes sampler.h is caught" sh -c "[ -n '$(sampler_parts)' ]"
+# A policy that calls the daemon, and a sample.h that includes channels.h.
+printf 'int placements_count(void *p);\nint policy_bad(void *p) { return placements_count(p); }\n' |
+	cc -x c -c -o "$WORK/policy-bad.o" -
+check "a policy that calls placements is caught" sh -c "[ -n '$(called_outside "$WORK/policy-bad.o")' ]"
+{ cat "$WORK/includes"; echo "daemon/sample/sample.h daemon/sample/channels.h"; } >"$WORK/includes-loop"
+check "an include cycle is caught" sh -c "! tsort '$WORK/includes-loop' >/dev/null 2>&1"
