@@ -12,6 +12,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "util.h"
+
 #define LOG_MESSAGE_MAX 2048
 /* A message with its fields; journald takes far larger datagrams. */
 #define LOG_DATAGRAM_MAX 8192
@@ -114,14 +116,18 @@ static bool use_journal(void) {
 	return journal_use == JOURNAL_YES;
 }
 
+static const char *const level_names[] = {
+	[LOG_WARNING] = "warning",
+	[LOG_NOTICE] = "notice",
+	[LOG_INFO] = "info",
+	[LOG_DEBUG] = "debug",
+};
+
+/* Every level more urgent than a warning is an error. */
 static const char *level_name(int level) {
-	switch (level) {
-	case LOG_DEBUG: return "debug";
-	case LOG_INFO: return "info";
-	case LOG_NOTICE: return "notice";
-	case LOG_WARNING: return "warning";
-	default: return "error";
-	}
+	const char *name = NAME_OF(level_names, level);
+
+	return name ? name : "error";
 }
 
 /* ---- the native protocol ---------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "sysfs.h"
+#include "util.h"
 
 enum topology_source {
 	TOPOLOGY_SYSTEM,
@@ -461,7 +462,7 @@ static const char *const clock_names[] = {
 };
 
 const char *topology_clock_to_string(enum topology_clock c) {
-	return (unsigned)c < sizeof(clock_names) / sizeof(clock_names[0]) ? clock_names[c] : NULL;
+	return NAME_OF(clock_names, c);
 }
 
 /* Every usable CCX has a figure from source; *differ: not all the same. */

@@ -1,9 +1,12 @@
 /* Small helpers that every part needs: clocks in microseconds, the
- * comparison of pids for qsort() and bsearch(), and arrays that grow. */
+ * comparison of pids for qsort() and bsearch(), arrays that grow, and the
+ * names of enum values. */
 #pragma once
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -38,3 +41,24 @@ static inline void *util_grow(void *p, size_t *allocated, size_t need, size_t si
 		*allocated = n;
 	return p;
 }
+
+/* How many elements the array a (an array, not a pointer) has. */
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The name of value in a table of n names indexed by an enum, as
+ * { [ENUM_X] = "x", ... }: NULL for a value past the end or a hole. */
+static inline const char *util_name_of(const char *const *table, size_t n, unsigned value) {
+	return value < n ? table[value] : NULL;
+}
+
+#define NAME_OF(table, value) util_name_of((table), ELEMENTSOF(table), (unsigned)(value))
+
+/* The reverse: the index whose name is name, or -EINVAL (NULL names none). */
+static inline int util_index_of(const char *const *table, size_t n, const char *name) {
+	for (size_t i = 0; name && i < n; i++)
+		if (table[i] && strcmp(table[i], name) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+#define INDEX_OF(table, name) util_index_of((table), ELEMENTSOF(table), (name))

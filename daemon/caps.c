@@ -10,6 +10,7 @@
 #include <linux/capability.h>
 
 #include "log.h"
+#include "util.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -125,14 +126,14 @@ enum caps_bpf caps_drop_bpf(bool loaded) {
 	return CAPS_BPF_DROPPED;
 }
 
+static const char *const bpf_names[] = {
+	[CAPS_BPF_NONE] = "none",
+	[CAPS_BPF_DROPPED] = "dropped",
+	[CAPS_BPF_KEPT] = "kept",
+};
+
 const char *caps_bpf_to_string(enum caps_bpf c) {
-	switch (c) {
-	case CAPS_BPF_NONE:
-		return "none";
-	case CAPS_BPF_DROPPED:
-		return "dropped";
-	case CAPS_BPF_KEPT:
-		return "kept";
-	}
-	return "unknown";
+	const char *name = NAME_OF(bpf_names, c);
+
+	return name ? name : "unknown";
 }

@@ -12,6 +12,7 @@
 
 #include "atomicfile.h"
 #include "cpulist.h"
+#include "util.h"
 
 /* The file is ccxd's own, but a broken one must not make ccxd run wild:
  * nesting deeper than the format's is an error, not a recursion. */
@@ -27,7 +28,9 @@ static const char *const owner_names[_LEDGER_OWNER_MAX] = {
 };
 
 const char *ledger_owner_to_string(enum ledger_owner o) {
-	return o < _LEDGER_OWNER_MAX ? owner_names[o] : "unknown";
+	const char *name = NAME_OF(owner_names, o);
+
+	return name ? name : "unknown";
 }
 
 /* {"version": 1, "processes": [{"pid": 812, "start_time": 5234, "comm": "x264",
@@ -101,6 +104,7 @@ static int parse_entry(json_object *p, size_t i, struct ledger_entry *e, char **
 	const char *comm = get_string(p, "comm"), *owner = get_string(p, "owner"), *rule = get_string(p, "rule");
 	const char *original = get_string(p, "original"), *cpus = get_string(p, "cpus");
 	int64_t pid, start_time, parent = 0;
+	int owner_index;
 
 	memset(e, 0, sizeof(*e));
 	if (!json_object_is_type(p, json_type_object))
@@ -115,11 +119,9 @@ static int parse_entry(json_object *p, size_t i, struct ledger_entry *e, char **
 	if (!comm || strlen(comm) >= sizeof(e->comm))
 		return fail(error, "process %d: no valid comm", e->pid);
 	strcpy(e->comm, comm);
-	for (e->owner = 0; e->owner < _LEDGER_OWNER_MAX; e->owner++)
-		if (owner && strcmp(owner, owner_names[e->owner]) == 0)
-			break;
-	if (e->owner == _LEDGER_OWNER_MAX)
+	if ((owner_index = INDEX_OF(owner_names, owner)) < 0)
 		return fail(error, "process %d: owner is not rule, hand, auto or released", e->pid);
+	e->owner = (enum ledger_owner)owner_index;
 	if (e->owner == LEDGER_RULE && (!rule || !*rule || strlen(rule) >= sizeof(e->rule)))
 		return fail(error, "process %d: no valid rule name", e->pid);
 	if (e->owner == LEDGER_RULE)

@@ -20,15 +20,19 @@ static size_t bucket_of(size_t n_buckets, pid_t pid) {
 	return ((size_t)pid * 2654435761u) & (n_buckets - 1);
 }
 
+static const char *const state_names[] = {
+	[PLACEMENT_PINNED] = "pinned",
+	[PLACEMENT_DRY_RUN] = "dry-run",
+	[PLACEMENT_SKIPPED] = "skipped",
+	[PLACEMENT_IGNORED] = "ignored",
+	[PLACEMENT_RELEASED] = "released",
+};
+
+/* "unknown" past the end: metrics counts states until that name. */
 const char *placement_state_to_string(enum placement_state s) {
-	switch (s) {
-	case PLACEMENT_PINNED: return "pinned";
-	case PLACEMENT_DRY_RUN: return "dry-run";
-	case PLACEMENT_SKIPPED: return "skipped";
-	case PLACEMENT_IGNORED: return "ignored";
-	case PLACEMENT_RELEASED: return "released";
-	}
-	return "unknown";
+	const char *name = NAME_OF(state_names, s);
+
+	return name ? name : "unknown";
 }
 
 int placements_new(sd_event *event, const char *root, const char *runtime_dir, struct placements **ret) {

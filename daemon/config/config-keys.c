@@ -1,6 +1,7 @@
 #include "config-keys.h"
 
 #include "config-parse.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,8 +14,6 @@
 #define INTERVAL_MIN   UINT64_C(10000)         /* 10 ms */
 #define INTERVAL_MAX   UINT64_C(3600000000)    /* 1 h */
 
-#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
-
 /* ---- the values of the enumerated keys, by name ---- */
 
 static const char *const mode_names[] = {
@@ -24,7 +23,7 @@ static const char *const mode_names[] = {
 };
 
 const char *config_mode_to_string(enum config_mode m) {
-	return (unsigned)m < ELEMENTSOF(mode_names) ? mode_names[m] : NULL;
+	return NAME_OF(mode_names, m);
 }
 
 /* The bpf key's values, by the reading they allow at best. */
@@ -35,7 +34,7 @@ static const char *const bpf_names[] = {
 };
 
 const char *config_bpf_to_string(enum sampler_reading r) {
-	return (unsigned)r < ELEMENTSOF(bpf_names) ? bpf_names[r] : NULL;
+	return NAME_OF(bpf_names, r);
 }
 
 static const char *const traffic_names[] = {
@@ -45,7 +44,7 @@ static const char *const traffic_names[] = {
 };
 
 const char *config_traffic_to_string(enum sampler_counting c) {
-	return (unsigned)c < ELEMENTSOF(traffic_names) ? traffic_names[c] : NULL;
+	return NAME_OF(traffic_names, c);
 }
 
 static const char *const execs_names[] = {
@@ -54,7 +53,7 @@ static const char *const execs_names[] = {
 };
 
 const char *config_execs_to_string(enum config_execs e) {
-	return (unsigned)e < ELEMENTSOF(execs_names) ? execs_names[e] : NULL;
+	return NAME_OF(execs_names, e);
 }
 
 static const char *const x3d_names[] = {
@@ -64,7 +63,7 @@ static const char *const x3d_names[] = {
 };
 
 const char *config_x3d_to_string(enum config_x3d x) {
-	return (unsigned)x < ELEMENTSOF(x3d_names) ? x3d_names[x] : NULL;
+	return NAME_OF(x3d_names, x);
 }
 
 /* One key = value line, on its way into the config. */
@@ -134,11 +133,13 @@ static int parse_enum(struct assignment *a, const char *(*name)(int)) {
 	return invalid(a, expected);
 }
 
-/* Adapters so that one parse_enum() serves every enum type. */
-static const char *mode_name(int i) { return config_mode_to_string((enum config_mode)i); }
-static const char *bpf_name(int i) { return config_bpf_to_string((enum sampler_reading)i); }
-static const char *traffic_name(int i) { return config_traffic_to_string((enum sampler_counting)i); }
-static const char *execs_name(int i) { return config_execs_to_string((enum config_execs)i); }
+/* Adapters so that one parse_enum() serves every enum type; the rules' names
+ * are rules.c's own, reached through its functions. */
+static const char *mode_name(int i) { return NAME_OF(mode_names, i); }
+static const char *bpf_name(int i) { return NAME_OF(bpf_names, i); }
+static const char *traffic_name(int i) { return NAME_OF(traffic_names, i); }
+static const char *execs_name(int i) { return NAME_OF(execs_names, i); }
+static const char *x3d_name(int i) { return NAME_OF(x3d_names, i); }
 static const char *policy_name(int i) { return rule_policy_to_string((enum rule_policy)i); }
 static const char *smt_name(int i) { return rule_smt_to_string((enum rule_smt)i); }
 static const char *prefer_name(int i) { return rule_prefer_to_string((enum rule_prefer)i); }
@@ -477,8 +478,6 @@ static int set_prefer(struct assignment *a) {
 	a->rule->prefer = (enum rule_prefer)i;
 	return 0;
 }
-
-static const char *x3d_name(int i) { return config_x3d_to_string((enum config_x3d)i); }
 
 static int set_x3d_mode(struct assignment *a) {
 	int i = parse_enum(a, x3d_name);

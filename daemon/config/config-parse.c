@@ -4,12 +4,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include "util.h"
+
 #define USEC_PER_MSEC  UINT64_C(1000)
 #define USEC_PER_SEC   UINT64_C(1000000)
 #define USEC_PER_MIN   (60 * USEC_PER_SEC)
 #define USEC_PER_HOUR  (60 * USEC_PER_MIN)
-
-#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Reads one or more digits. Overflow is remembered rather than returned at
  * once, so that "99999999999999999999x" is reported as malformed (-EINVAL)
@@ -108,17 +108,13 @@ int config_parse_bool(const char *s, bool *b) {
 	static const char *const yes[] = { "yes", "true", "on", "1" };
 	static const char *const no[] = { "no", "false", "off", "0" };
 
-	for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
-		if (strcmp(s, yes[i]) == 0) {
-			*b = true;
-			return 0;
-		}
-		if (strcmp(s, no[i]) == 0) {
-			*b = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	if (INDEX_OF(yes, s) >= 0)
+		*b = true;
+	else if (INDEX_OF(no, s) >= 0)
+		*b = false;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 int config_parse_ccx_index(const char *s, size_t len, unsigned *index) {

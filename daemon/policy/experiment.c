@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "util.h"
+
 /* What the action last returned was for, to read its result by. */
 enum pending {
 	PENDING_NOTHING,
@@ -12,20 +14,24 @@ enum pending {
 	PENDING_RELEASE,           /* the end */
 };
 
+static const char *const state_names[] = {
+	[EXPERIMENT_MEASURING] = "measuring",
+	[EXPERIMENT_VALIDATING] = "validating",
+	[EXPERIMENT_KEPT] = "kept",
+	[EXPERIMENT_REVERTED] = "reverted",
+	[EXPERIMENT_DRY_RUN] = "dry-run",
+	[EXPERIMENT_BY_RULE] = "by-rule",
+	[EXPERIMENT_BY_HAND] = "by-hand",
+	[EXPERIMENT_NO_ROOM] = "no-room",
+	[EXPERIMENT_NO_GAIN] = "no-gain",
+	[EXPERIMENT_NO_RATE] = "no-rate",
+};
+
+/* "unknown" past the end: metrics counts states until that name. */
 const char *experiment_state_to_string(enum experiment_state s) {
-	switch (s) {
-	case EXPERIMENT_MEASURING: return "measuring";
-	case EXPERIMENT_VALIDATING: return "validating";
-	case EXPERIMENT_KEPT: return "kept";
-	case EXPERIMENT_REVERTED: return "reverted";
-	case EXPERIMENT_DRY_RUN: return "dry-run";
-	case EXPERIMENT_BY_RULE: return "by-rule";
-	case EXPERIMENT_BY_HAND: return "by-hand";
-	case EXPERIMENT_NO_ROOM: return "no-room";
-	case EXPERIMENT_NO_GAIN: return "no-gain";
-	case EXPERIMENT_NO_RATE: return "no-rate";
-	}
-	return "unknown";
+	const char *name = NAME_OF(state_names, s);
+
+	return name ? name : "unknown";
 }
 
 static const struct experiment_intent nothing = { .action = EXPERIMENT_NOTHING };

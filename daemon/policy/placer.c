@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cpulist.h"
+#include "util.h"
 
 struct candidate {
 	unsigned ccx;
@@ -261,14 +262,16 @@ int placer_group_ccx(const struct topology *t, const struct placer_group_need *n
 	return best;
 }
 
+static const char *const seating_names[_SEATING_MAX] = {
+	[SEATING_CORES] = "one-per-core",
+	[SEATING_SMT] = "smt-siblings",
+	[SEATING_SHARED] = "shared-cpu",
+};
+
 const char *seating_to_string(enum seating s) {
-	switch (s) {
-	case SEATING_CORES: return "one-per-core";
-	case SEATING_SMT: return "smt-siblings";
-	case SEATING_SHARED: return "shared-cpu";
-	case _SEATING_MAX: break;
-	}
-	return "unknown";
+	const char *name = NAME_OF(seating_names, s);
+
+	return name ? name : "unknown";
 }
 
 /* Cores of ccx, free ones (no CPU in taken) first, each group in CCX order;

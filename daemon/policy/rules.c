@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 static const char *const policy_names[] = {
 	[RULE_POLICY_PIN] = "pin",
 	[RULE_POLICY_COMPACT] = "compact",
@@ -26,9 +28,6 @@ static const char *const prefer_names[] = {
 	[RULE_PREFER_CACHE] = "cache",
 	[RULE_PREFER_FREQUENCY] = "frequency",
 };
-
-#define NAME_OF(table, i) \
-	((unsigned)(i) < sizeof(table) / sizeof((table)[0]) ? (table)[(unsigned)(i)] : NULL)
 
 const char *rule_policy_to_string(enum rule_policy p) {
 	return NAME_OF(policy_names, p);

@@ -2,14 +2,19 @@
 
 #include <stdlib.h>
 
+#include "util.h"
+
+static const char *const kind_names[] = {
+	[CHANNEL_PIPE] = "pipe",
+	[CHANNEL_UNIX] = "unix",
+	[CHANNEL_TCP] = "tcp",
+	[CHANNEL_THREADS] = "threads",
+};
+
 const char *channel_kind_to_string(enum channel_kind k) {
-	switch (k) {
-	case CHANNEL_PIPE: return "pipe";
-	case CHANNEL_UNIX: return "unix";
-	case CHANNEL_TCP: return "tcp";
-	case CHANNEL_THREADS: return "threads";
-	}
-	return "unknown";
+	const char *name = NAME_OF(kind_names, k);
+
+	return name ? name : "unknown";
 }
 
 void sampler_result_free(struct sampler_result *r) {

@@ -39,13 +39,16 @@ struct sampler {
 	uint64_t lost_last;        /* of those, the last sample's: it was estimated */
 };
 
+static const char *const reading_names[] = {
+	[SAMPLER_READ_BATCH] = "batch",
+	[SAMPLER_READ_EACH] = "per-process",
+	[SAMPLER_READ_PROC] = "proc",
+};
+
 const char *sampler_reading_to_string(enum sampler_reading r) {
-	switch (r) {
-	case SAMPLER_READ_BATCH: return "batch";
-	case SAMPLER_READ_EACH: return "per-process";
-	case SAMPLER_READ_PROC: return "proc";
-	}
-	return "unknown";
+	const char *name = NAME_OF(reading_names, r);
+
+	return name ? name : "unknown";
 }
 
 int sampler_new(const char *root, enum sampler_reading want, enum sampler_counting counting, struct sampler **ret) {
