@@ -26,3 +26,65 @@ done
 for name in $named; do
 	check "common/protocol.h defines $name, which docs/protocol.md names" sh -c "echo '$defined' | grep -qx '$name'"
 done
+
+# docs/design.md's map of the code: "Where the code lives" names every file
+# of common/, probe/ and daemon/ (without .c or .h), each under its folder,
+# and nothing that is not there.
+DESIGN=$TOP/docs/design.md
+cd "$TOP" || exit 1
+section() { sed -n "/^$1\$/,/^## /p" "$DESIGN"; }
+# The folder lines: "- **DIR/**...: `a` (...), `b`", continued on the
+# lines indented below; printed as DIR/a, DIR/b.
+section '## Where the code lives' | awk '
+	/^- \*\*/ { dir = $2; gsub(/\*|:/, "", dir); sub(/\/$/, "", dir) }
+	/^[^- ]/ { dir = "" }
+	dir != "" { line = $0; sub(/^- \*\*[^*]*\*\*/, "", line)
+		while (match(line, /`[^`]*`/)) {
+			name = substr(line, RSTART + 1, RLENGTH - 2); line = substr(line, RSTART + RLENGTH)
+			if (name !~ /[ \/]/ && name !~ /^(sched_setaffinity|\/proc)$/) print dir "/" name
+		}
+	}' | sort -u >"$WORK/named"
+find common probe daemon -name '*.[ch]' | sed 's/\.[ch]$//' | sort -u >"$WORK/files"
+check "docs/design.md names the files of the code" [ "$(wc -l <"$WORK/named")" -gt 50 ]
+check "every file of common/, probe/ and daemon/ is in docs/design.md (missing: $(comm -13 "$WORK/named" "$WORK/files" | tr '\n' ' '))" \
+	[ -z "$(comm -13 "$WORK/named" "$WORK/files")" ]
+check "docs/design.md names no file that is not there (gone: $(comm -23 "$WORK/named" "$WORK/files" | tr '\n' ' '))" \
+	[ -z "$(comm -23 "$WORK/named" "$WORK/files")" ]
+
+# "Who may do what": each line's files are exactly those whose code (comments
+# aside) does it. The claims this test can check, and the grep for each:
+pattern_of() {
+	case $1 in
+	'calls `sched_setaffinity`') echo 'sched_setaffinity[[:space:]]*\(' ;;
+	'includes `actuator.h`') echo '#include "actuator\.h"' ;;
+	'includes `placements-table.h`') echo '#include "placements-table\.h"' ;;
+	'includes `sampler.h` in `daemon/sample/` or `daemon/policy/`') echo '#include "sampler\.h"' ;;
+	'builds a path under `/proc`') echo '"%s/proc[/"]' ;;
+	'builds a path under `/sys`') echo '"%s/sys/' ;;
+	'opens a BPF object') echo 'bpf_object__open' ;;
+	'calls `sd_notify`') echo 'sd_notify[a-z]*[[:space:]]*\(' ;;
+	esac
+}
+scope_of() {
+	case $1 in
+	*'in `daemon/sample/` or `daemon/policy/`') find daemon/sample daemon/policy -name '*.[ch]' ;;
+	*) find common probe daemon -name '*.[ch]' ! -name '*.bpf.c' ;;
+	esac
+}
+# doers CLAIM: the files that do it, one line, sorted
+doers() {
+	for f in $(scope_of "$1" | sort); do
+		sed -e 's|/\*.*\*/||g' -e '/\/\*/,/\*\//d' "$f" | grep -qE "$(pattern_of "$1")" && echo "$f"
+	done | tr '\n' ' ' | sed 's/ $//'
+}
+section '### Who may do what' | sed -n 's/^- \(.*\): \(`.*`\)$/\1|\2/p' >"$WORK/claims"
+check "docs/design.md says who may do what" [ "$(wc -l <"$WORK/claims")" -ge 8 ]
+while IFS='|' read -r claim files; do
+	said=$(echo "$files" | grep -oE '`[^`]*`' | tr -d '`' | sort | tr '\n' ' ' | sed 's/ $//')
+	if [ -z "$(pattern_of "$claim")" ]; then
+		check "test-docs knows how to check \"$claim\"" false
+		continue
+	fi
+	found=$(doers "$claim")
+	check "design.md: $claim: $said (the code: $found)" [ "$said" = "$found" ]
+done <"$WORK/claims"
