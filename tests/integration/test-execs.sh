@@ -114,6 +114,7 @@ if [ "$SOURCE" = bpf ]; then
 	rescans=$(counter rescans)
 	sig STOP "$CCXD_PID"
 	storms=
+	quick_program ccxt-named >/dev/null
 	for i in 1 2 3; do
 		"$EXEC" storm 3000 "$WORK/ccxt-named" &
 		storms="$storms $!"

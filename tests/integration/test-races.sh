@@ -6,7 +6,7 @@
 
 RACE=$TOP/tools/helpers/ccxt-race
 cp "$RACE" "$WORK/ccxt-churn"
-cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-quick"   # exits at once under this name
+quick_program ccxt-quick >/dev/null
 victim=$(make_program ccxt-victim)
 ruled=$(make_program ccxt-ruled)
 write_conf <<CONF
@@ -62,7 +62,7 @@ sig TERM "$churn"
 # 2,000 rule-matched programs that exit as soon as they start: most are gone
 # before ccxd reads them, some while it pins them.
 pins=$(counter pins)
-"$TOP/tools/helpers/ccxt-exec" storm 2000 "$WORK/ccxt-quick"
+check "2,000 rule-matched programs that exit at once ran" "$TOP/tools/helpers/ccxt-exec" storm 2000 "$WORK/ccxt-quick"
 check "ccxd answers after 2,000 matched programs that exit at once" quietly ctl version
 echo "# $(( $(counter pins) - pins )) of them were pinned before they exited"
 check "an exit before or during the pin is no failure" [ "$(counter pin_failures)" = 0 ]

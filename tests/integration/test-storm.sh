@@ -10,17 +10,10 @@
 . "$(dirname "$0")/lib.sh"
 
 EXEC=$TOP/tools/helpers/ccxt-exec
-# A program that exits at once: ccxt-exec under another name, static and so
-# quick to start; a sanitizer build's is neither (its runtime maps gigabytes
-# of shadow memory at each start), and true stands in for it. Its allocator
-# also keeps freed memory in quarantine, so memory is judged only without.
-if ldd "$CCXD" 2>/dev/null | grep -q 'libasan'; then
-	cp /bin/true "$WORK/ccxt-short"
-	SANITIZED=yes
-else
-	cp "$EXEC" "$WORK/ccxt-short"
-	SANITIZED=no
-fi
+quick_program ccxt-short >/dev/null
+# The sanitizers' allocator keeps freed memory in quarantine, so memory is
+# judged only without.
+if ldd "$CCXD" 2>/dev/null | grep -q 'libasan'; then SANITIZED=yes; else SANITIZED=no; fi
 survivor=$(make_program ccxt-survivor)
 write_conf <<CONF
 [daemon]
