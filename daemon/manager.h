@@ -12,12 +12,12 @@
 #include <sys/types.h>
 
 #include "config.h"
-#include "placements.h"
 #include "topology.h"
 
 struct control_method;
 struct manager;
 struct ccxd_status;
+struct status_process;
 struct probe_options;
 struct control_call;
 
@@ -37,12 +37,13 @@ int manager_reload(struct manager *m, char ***errors);
 /* By hand: pin pid to one CCX, or put back its original affinity. Return 0 or
  * -ESRCH (no such process), -ENOENT (no such CCX), -EPERM (kernel thread),
  * -EXDEV (its cgroup cpuset excludes that CCX), -ENOTCONN (not pinned),
- * -ECANCELED (mode = off), other -errno from the kernel. */
-int manager_pin(struct manager *m, pid_t pid, unsigned ccx, const struct placement **ret);
-int manager_unpin(struct manager *m, pid_t pid, const struct placement **ret);
+ * -ECANCELED (mode = off), other -errno from the kernel. On success *ret
+ * is the process as it is then (status.h). */
+int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct status_process *ret);
+int manager_unpin(struct manager *m, pid_t pid, struct status_process *ret);
 
 
-/* What it is doing, as a view for reports (status.h): valid until the
+/* What it is doing, as a snapshot for reports (status.h): valid until the
  * manager handles its next event. -ENOMEM, or 0; release it then. */
 int manager_status(const struct manager *m, struct ccxd_status *ret);
 void manager_status_release(struct ccxd_status *st);

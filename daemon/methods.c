@@ -1,5 +1,5 @@
 /* The io.ccxd Varlink methods: each takes validated parameters, asks the
- * manager (what it is doing comes as a status view, status.h), and answers
+ * manager (what it is doing comes as a snapshot, status.h), and answers
  * with plain JSON. Privilege is checked by control.c from the table at the
  * bottom. */
 #include <errno.h>
@@ -7,19 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "autoplace.h"
 #include "control.h"
 #include "cpulist.h"
 #include "manager.h"
 #include "metrics.h"
-#include "placer.h"
 #include "probe.h"
-#include "prober.h"
 #include "protocol.h"
+#include "sample.h"
 #include "status.h"
-#include "util.h"
 
 static json_object *cpus_json(const cpu_set_t *cpus) {
 	char list[CPULIST_MAX];
@@ -27,25 +23,26 @@ static json_object *cpus_json(const cpu_set_t *cpus) {
 	return json_object_new_string(cpulist_format(cpus, list, sizeof(list)));
 }
 
-static json_object *ccx_array(const struct topology *t, const cpu_set_t *cpus) {
+/* The numbers in a set, smallest first. */
+static json_object *ccx_array(const cpu_set_t *ccxs) {
 	json_object *a = json_object_new_array();
-	unsigned idx[CPU_SETSIZE];
-	size_t n = placer_ccxs_of(t, cpus, idx, CPU_SETSIZE);
 
-	for (size_t i = 0; i < n; i++)
-		json_object_array_add(a, json_object_new_int((int)idx[i]));
+	for (int i = 0, left = CPU_COUNT(ccxs); left > 0 && i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, ccxs)) {
+			json_object_array_add(a, json_object_new_int(i));
+			left--;
+		}
 	return a;
 }
 
-static json_object *proc_json(const struct topology *t, const struct placement *p) {
+static json_object *proc_json(const struct status_process *p) {
 	json_object *o = json_object_new_object();
-	bool placed = p->state == PLACEMENT_PINNED || p->state == PLACEMENT_DRY_RUN;
 
 	json_object_object_add(o, "pid", json_object_new_int(p->pid));
 	json_object_object_add(o, "comm", json_object_new_string(p->comm));
-	json_object_object_add(o, "state", json_object_new_string(placement_state_to_string(p->state)));
-	json_object_object_add(o, "ccx", placed ? ccx_array(t, &p->cpus) : json_object_new_array());
-	json_object_object_add(o, "cpus", placed ? cpus_json(&p->cpus) : NULL);
+	json_object_object_add(o, "state", json_object_new_string(p->state));
+	json_object_object_add(o, "ccx", p->placed ? ccx_array(&p->ccxs) : json_object_new_array());
+	json_object_object_add(o, "cpus", p->placed ? cpus_json(&p->cpus) : NULL);
 	json_object_object_add(o, "rule", p->rule ? json_object_new_string(p->rule) : NULL);
 	json_object_object_add(o, "reason", json_object_new_string(p->reason));
 	json_object_object_add(o, "original_cpus", p->have_original ? cpus_json(&p->original) : NULL);
@@ -91,13 +88,13 @@ static json_object *channel_json(const struct sampler_channel *c, const struct s
 }
 
 /* What the last sample saw of each member that was active in it. */
-static json_object *members_json(const struct group *grp, const struct sampler_result *sample, double *wakeups,
+static json_object *members_json(const struct status_group *g, const struct sampler_result *sample, double *wakeups,
 				 double *switches) {
 	json_object *list = json_object_new_array();
 
 	*wakeups = *switches = 0;
-	for (size_t k = 0; sample && k < grp->n_pids; k++) {
-		long i = sampler_result_index(sample, grp->pids[k]);
+	for (size_t k = 0; sample && k < g->n_pids; k++) {
+		long i = sampler_result_index(sample, g->pids[k]);
 		const struct sampler_process *p = i >= 0 ? &sample->procs[i] : NULL;
 		json_object *o;
 		if (!p)
@@ -116,23 +113,25 @@ static json_object *members_json(const struct group *grp, const struct sampler_r
 	return list;
 }
 
-static json_object *evidence_json(const struct validator_evidence *e) {
+static json_object *trial_json(const struct status_trial *t) {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "rate_before", json_object_new_double(e->before));
-	json_object_object_add(o, "rate_after", json_object_new_double(e->after));
-	json_object_object_add(o, "gain", json_object_new_double(e->gain));
-	json_object_object_add(o, "noise", json_object_new_double(e->noise));
+	json_object_object_add(o, "rate_before", json_object_new_double(t->before));
+	json_object_object_add(o, "rate_after", json_object_new_double(t->after));
+	json_object_object_add(o, "gain", json_object_new_double(t->gain));
+	json_object_object_add(o, "noise", json_object_new_double(t->noise));
+	json_object_object_add(o, "seating", json_object_new_string(t->seating));
+	json_object_object_add(o, "beat", json_object_new_boolean(t->beat));
 	return o;
 }
 
-static json_object *figure_json(const struct seatings_figure *f) {
+static json_object *figure_json(const struct status_figure *f) {
 	json_object *o;
 
 	if (!f->measured)
 		return NULL;
 	o = json_object_new_object();
-	json_object_object_add(o, "relation", json_object_new_string(probe_relation_name(f->relation)));
+	json_object_object_add(o, "relation", json_object_new_string(f->relation));
 	json_object_object_add(o, "pipe_gib_s", json_object_new_double(f->gib_s));
 	json_object_object_add(o, "pipe_gib_s_min", json_object_new_double(f->min));
 	json_object_object_add(o, "pipe_gib_s_max", json_object_new_double(f->max));
@@ -141,15 +140,14 @@ static json_object *figure_json(const struct seatings_figure *f) {
 
 /* The probe figures a decision used: the seatings' order, each one's
  * measured figure, the "apart" it was compared with, and the verdict. */
-static json_object *probe_evidence_json(const struct seatings_ranking *p) {
+static json_object *probe_evidence_json(const struct status_ranking *p) {
 	json_object *o = json_object_new_object(), *order = json_object_new_array(),
 		    *figures = json_object_new_object();
 
 	for (size_t i = 0; i < p->n_order; i++)
-		json_object_array_add(order, json_object_new_string(seating_to_string(p->order[i])));
-	for (int s = 0; s < _SEATING_MAX; s++)
-		if (p->seating[s].measured)
-			json_object_object_add(figures, seating_to_string(s), figure_json(&p->seating[s]));
+		json_object_array_add(order, json_object_new_string(p->order[i]));
+	for (size_t i = 0; i < p->n_seatings; i++)
+		json_object_object_add(figures, p->seatings[i].seating, figure_json(&p->seatings[i]));
 	json_object_object_add(o, "date", json_object_new_string(p->date));
 	json_object_object_add(o, "order", order);
 	json_object_object_add(o, "seatings", figures);
@@ -159,52 +157,41 @@ static json_object *probe_evidence_json(const struct seatings_ranking *p) {
 	return o;
 }
 
-static json_object *group_json(const struct autoplace_group *g, const struct sampler_result *sample) {
+static json_object *group_json(const struct status_group *g, const struct sampler_result *sample) {
 	json_object *o = json_object_new_object(), *pids = json_object_new_array(),
 		    *channels = json_object_new_array(), *trials = json_object_new_array(), *members;
-	const struct experiment_trial *last = g->x.n_trials ? &g->x.trials[g->x.n_trials - 1] : NULL;
+	const struct status_trial *last = g->last >= 0 ? &g->trials[g->last] : NULL;
 	double wakeups, switches;
 
-	/* A kept group's evidence is that of the seating it kept. */
-	for (size_t k = 0; g->x.state == EXPERIMENT_KEPT && k < g->x.n_trials; k++)
-		if ((g->x.trials[k].beat || g->x.guard) && g->x.trials[k].seating == g->x.seating)
-			last = &g->x.trials[k];
-	bool placed = g->x.state == EXPERIMENT_VALIDATING || g->x.state == EXPERIMENT_KEPT ||
-		      g->x.state == EXPERIMENT_DRY_RUN;
-
-	for (size_t k = 0; k < g->group.n_pids; k++)
-		json_object_array_add(pids, json_object_new_int(g->group.pids[k]));
-	for (size_t k = 0; g->seen && sample && k < g->group.n_channels; k++)
-		json_object_array_add(channels, channel_json(&sample->channels[g->group.channels[k]], sample));
-	for (size_t k = 0; k < g->x.n_trials; k++) {
-		json_object *t = evidence_json(&g->x.trials[k].evidence);
-		json_object_object_add(t, "seating", json_object_new_string(seating_to_string(g->x.trials[k].seating)));
-		json_object_object_add(t, "beat", json_object_new_boolean(g->x.trials[k].beat));
-		json_object_array_add(trials, t);
-	}
+	for (size_t k = 0; k < g->n_pids; k++)
+		json_object_array_add(pids, json_object_new_int(g->pids[k]));
+	for (size_t k = 0; g->seen && sample && k < g->n_channels; k++)
+		json_object_array_add(channels, channel_json(&sample->channels[g->channels[k]], sample));
+	for (size_t k = 0; k < g->n_trials; k++)
+		json_object_array_add(trials, trial_json(&g->trials[k]));
 	json_object_object_add(o, "id", json_object_new_int(g->id));
 	json_object_object_add(o, "pids", pids);
 	json_object_object_add(o, "programs", g->programs ? json_object_new_string(g->programs) : NULL);
-	json_object_object_add(o, "state", json_object_new_string(experiment_state_to_string(g->x.state)));
+	json_object_object_add(o, "state", json_object_new_string(g->state));
 	json_object_object_add(o, "reason", json_object_new_string(g->reason));
 	json_object_object_add(o, "seen", json_object_new_boolean(g->seen));
-	json_object_object_add(o, "ccx", placed && g->ccx >= 0 ? json_object_new_int(g->ccx) : NULL);
-	json_object_object_add(o, "cpus", placed ? cpus_json(&g->cpus) : NULL);
-	json_object_object_add(o, "seating", placed ? json_object_new_string(seating_to_string(g->x.seating)) : NULL);
+	json_object_object_add(o, "ccx", g->placed && g->ccx >= 0 ? json_object_new_int(g->ccx) : NULL);
+	json_object_object_add(o, "cpus", g->placed ? cpus_json(&g->cpus) : NULL);
+	json_object_object_add(o, "seating", g->placed ? json_object_new_string(g->seating) : NULL);
 	/* Kept without beating the rate before, against a seating that ran slower. */
-	json_object_object_add(o, "guard", json_object_new_boolean(g->x.state == EXPERIMENT_KEPT && g->x.guard));
-	json_object_object_add(o, "bytes_per_s", json_object_new_double(g->group.bytes_per_s));
-	json_object_object_add(o, "cpu", json_object_new_double(g->group.cpu));
-	json_object_object_add(o, "demand", json_object_new_double(g->group.demand));
-	json_object_object_add(o, "split", json_object_new_boolean(g->group.split));
-	members = members_json(&g->group, g->seen ? sample : NULL, &wakeups, &switches);
+	json_object_object_add(o, "guard", json_object_new_boolean(g->guard));
+	json_object_object_add(o, "bytes_per_s", json_object_new_double(g->bytes_per_s));
+	json_object_object_add(o, "cpu", json_object_new_double(g->cpu));
+	json_object_object_add(o, "demand", json_object_new_double(g->demand));
+	json_object_object_add(o, "split", json_object_new_boolean(g->split));
+	members = members_json(g, g->seen ? sample : NULL, &wakeups, &switches);
 	json_object_object_add(o, "wakeups_per_s", json_object_new_double(wakeups));
 	json_object_object_add(o, "switches_per_s", json_object_new_double(switches));
 	json_object_object_add(o, "members", members);
 	/* The evidence of the last experiment, and every one tried. */
-	json_object_object_add(o, "rate_before", last ? json_object_new_double(last->evidence.before) : NULL);
-	json_object_object_add(o, "rate_after", last ? json_object_new_double(last->evidence.after) : NULL);
-	json_object_object_add(o, "gain", last ? json_object_new_double(last->evidence.gain) : NULL);
+	json_object_object_add(o, "rate_before", last ? json_object_new_double(last->before) : NULL);
+	json_object_object_add(o, "rate_after", last ? json_object_new_double(last->after) : NULL);
+	json_object_object_add(o, "gain", last ? json_object_new_double(last->gain) : NULL);
 	json_object_object_add(o, "trials", trials);
 	json_object_object_add(o, "probe", g->probe_used ? probe_evidence_json(&g->probe) : NULL);
 	json_object_object_add(o, "channels", channels);
@@ -224,7 +211,7 @@ static json_object *cut_json(const struct ccxd_status *st) {
 	json_object *list = json_object_new_array();
 
 	for (size_t i = 0; i < st->n_cut; i++) {
-		const struct group_cut *c = &st->cut[i];
+		const struct status_cut *c = &st->cut[i];
 		long k = st->sample ? sampler_result_index(st->sample, c->pid) : -1;
 		json_object *o = json_object_new_object();
 		char reason[160];
@@ -240,11 +227,11 @@ static json_object *cut_json(const struct ccxd_status *st) {
 	return list;
 }
 
-static json_object *sampling_json(const struct autoplace_stats *st) {
+static json_object *sampling_json(const struct status_sampling *st) {
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "source", json_object_new_string(st->source));
-	json_object_object_add(o, "reading", json_object_new_string(sampler_reading_to_string(st->reading)));
+	json_object_object_add(o, "reading", json_object_new_string(st->reading));
 	json_object_object_add(o, "note", st->note ? json_object_new_string(st->note) : NULL);
 	json_object_object_add(o, "counted", json_object_new_string(st->counted));
 	json_object_object_add(o, "counted_note", st->counted_note ? json_object_new_string(st->counted_note) : NULL);
@@ -260,30 +247,21 @@ static json_object *sampling_json(const struct autoplace_stats *st) {
 	return o;
 }
 
-/* How many CPUs' worth of each CCX was busy at the last sample, as
- * /proc/stat tells it (everything on it, ccxd's groups included): null
- * before the second sample, without /proc/stat, or for an XML topology,
- * another machine's, whose CPUs are not these. */
+/* How many CPUs' worth of each CCX was busy at the last sample (status.h
+ * says when it is null). */
 static json_object *ccx_load_json(const struct ccxd_status *st) {
-	const struct topology *t = st->topology;
 	json_object *a;
-	double *busy;
 
-	if (!st->sample || st->sample->n_cpu_load == 0 || (t->source && strncmp(t->source, "xml:", 4) == 0))
+	if (!st->ccx_load)
 		return NULL;
-	busy = calloc(t->n_ccx ? t->n_ccx : 1, sizeof(*busy));
-	if (!busy)
-		return NULL;
-	placer_ccx_load(t, st->sample->cpu_load, st->sample->n_cpu_load, busy);
 	a = json_object_new_array();
-	for (unsigned c = 0; c < t->n_ccx; c++)
-		json_object_array_add(a, json_object_new_double(busy[c]));
-	free(busy);
+	for (unsigned c = 0; c < st->topology->n_ccx; c++)
+		json_object_array_add(a, json_object_new_double(st->ccx_load[c]));
 	return a;
 }
 
-/* The status view of the manager at userdata; false, with the call failed,
- * when out of memory. */
+/* The status of the manager at userdata; false, with the call failed, when
+ * out of memory. */
 static bool status_of(void *userdata, struct control_call *call, struct ccxd_status *st) {
 	if (manager_status(userdata, st) < 0) {
 		control_call_fail(call, CCXD_ERROR_INTERNAL, "out of memory gathering the status");
@@ -345,10 +323,10 @@ static void get_status(void *userdata, struct control_call *call) {
 	json_object_object_add(o, "exec_pins", exec_pins_json(&st.exec_pins));
 
 	for (size_t i = 0; i < st.n_processes; i++)
-		json_object_array_add(procs, proc_json(st.topology, st.processes[i]));
+		json_object_array_add(procs, proc_json(&st.processes[i]));
 	json_object_object_add(o, "processes", procs);
-	if (st.prober) {
-		json_object *probe = prober_status_json(st.prober, util_usec(CLOCK_REALTIME));
+	if (st.probe) {
+		json_object *probe = json_object_get(st.probe);
 		/* What the figures decide now, as the next cycle will use them. */
 		if (st.have_decision)
 			json_object_object_add(probe, "decision", probe_evidence_json(&st.decision));
@@ -504,15 +482,15 @@ static void fail_errno(const struct topology *t, struct control_call *call, int 
 	}
 }
 
-static void reply_process(const struct manager *m, struct control_call *call, const struct placement *p) {
+static void reply_process(struct control_call *call, const struct status_process *p) {
 	call->reply = json_object_new_object();
-	json_object_object_add(call->reply, "process", proc_json(manager_topology(m), p));
+	json_object_object_add(call->reply, "process", proc_json(p));
 }
 
 static void pin(void *userdata, struct control_call *call) {
 	struct manager *m = userdata;
 	long long pid, ccx;
-	const struct placement *p;
+	struct status_process p;
 	int r;
 
 	if (!int_parameter(call, "pid", 1, INT_MAX, &pid) || !int_parameter(call, "ccx", 0, CPU_SETSIZE - 1, &ccx))
@@ -520,13 +498,13 @@ static void pin(void *userdata, struct control_call *call) {
 	r = manager_pin(m, (pid_t)pid, (unsigned)ccx, &p);
 	if (r < 0)
 		return fail_errno(manager_topology(m), call, r, pid, ccx);
-	reply_process(m, call, p);
+	reply_process(call, &p);
 }
 
 static void unpin(void *userdata, struct control_call *call) {
 	struct manager *m = userdata;
 	long long pid;
-	const struct placement *p;
+	struct status_process p;
 	int r;
 
 	if (!int_parameter(call, "pid", 1, INT_MAX, &pid))
@@ -534,7 +512,7 @@ static void unpin(void *userdata, struct control_call *call) {
 	r = manager_unpin(m, (pid_t)pid, &p);
 	if (r < 0)
 		return fail_errno(manager_topology(m), call, r, pid, -1);
-	reply_process(m, call, p);
+	reply_process(call, &p);
 }
 
 static void reload(void *userdata, struct control_call *call) {

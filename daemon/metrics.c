@@ -129,16 +129,13 @@ int metrics_format(const struct metrics *x, char **ret) {
 
 /* ---- the daemon's figures --------------------------------------------- */
 
-/* Every state a to_string function knows, each counted 0 so far: series
- * that come and go confuse rate() and alerts. States are numbered from 0 and
- * the function names any other number "unknown". */
-static size_t init_states(struct metrics_count *counts, const char *(*name)(int)) {
-	size_t n = 0;
-
-	while (n < METRICS_STATES_MAX && strcmp(name((int)n), "unknown") != 0) {
-		counts[n] = (struct metrics_count) { name((int)n), 0 };
-		n++;
-	}
+/* Every state there is, each counted 0 so far: series that come and go
+ * confuse rate() and alerts. */
+static size_t init_states(struct metrics_count *counts, const char *const *names, size_t n) {
+	if (n > METRICS_STATES_MAX)
+		n = METRICS_STATES_MAX;
+	for (size_t i = 0; i < n; i++)
+		counts[i] = (struct metrics_count) { names[i], 0 };
 	return n;
 }
 
@@ -148,14 +145,6 @@ static void count_state(struct metrics_count *counts, size_t n, const char *stat
 			counts[i].value++;
 			return;
 		}
-}
-
-static const char *process_state_name(int s) {
-	return placement_state_to_string((enum placement_state)s);
-}
-
-static const char *group_state_name(int s) {
-	return experiment_state_to_string((enum experiment_state)s);
 }
 
 void metrics_collect(const struct ccxd_status *st, struct metrics *ret) {
@@ -178,9 +167,9 @@ void metrics_collect(const struct ccxd_status *st, struct metrics *ret) {
 		.readopted = st->placements.readopted,
 		.log_dropped = log_dropped(),
 	};
-	ret->n_processes = init_states(ret->processes, process_state_name);
+	ret->n_processes = init_states(ret->processes, st->process_states, st->n_process_states);
 	for (size_t i = 0; i < st->n_processes; i++)
-		count_state(ret->processes, ret->n_processes, placement_state_to_string(st->processes[i]->state));
+		count_state(ret->processes, ret->n_processes, st->processes[i].state);
 
 	if (st->have_sampling) {
 		ret->have_sampling = true;
@@ -189,9 +178,9 @@ void metrics_collect(const struct ccxd_status *st, struct metrics *ret) {
 		ret->moves = st->sampling.moves;
 		ret->decisions_kept = st->sampling.kept;
 		ret->decisions_reverted = st->sampling.reverted;
-		ret->n_groups = init_states(ret->groups, group_state_name);
+		ret->n_groups = init_states(ret->groups, st->group_states, st->n_group_states);
 		for (size_t i = 0; i < st->n_groups; i++)
-			count_state(ret->groups, ret->n_groups, experiment_state_to_string(st->groups[i].x.state));
+			count_state(ret->groups, ret->n_groups, st->groups[i].state);
 	}
 
 	for (size_t i = 0; pr && i < pr->n_relations && ret->n_relations < sizeof(ret->relations) / sizeof(ret->relations[0]); i++) {

@@ -55,8 +55,8 @@ struct metrics {
 /* The text for x, malloc'd into *ret. Returns 0 or -ENOMEM. */
 int metrics_format(const struct metrics *x, char **ret);
 
-/* The running daemon's figures, from its status view. Strings point into
- * it: valid while it is. */
+/* The running daemon's figures, from its status (status.h). Strings point
+ * into it: valid while it is. */
 void metrics_collect(const struct ccxd_status *st, struct metrics *ret);
 
 /* Replaces path with text atomically: a temporary file in the same directory,

@@ -1,22 +1,116 @@
 /* What ccxd is doing at one moment, for whoever reports it (the control
- * methods, the metrics): built by manager_status(), read only, and valid
- * until the manager handles its next event. A view into the daemon's
- * tables, not a copy of them. */
+ * methods, the metrics): a snapshot of plain data that manager_status()
+ * fills and manager_status_release() frees. Nothing in it leads back to the
+ * daemon's tables, so a report cannot change what it reports. Its strings,
+ * and the arrays it points to without owning, are the daemon's and stay as
+ * they are until the manager handles its next event: so long, and no
+ * longer, the snapshot is valid. */
 #pragma once
 
+#include <json-c/json.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-#include "autoplace.h"
 #include "config.h"
 #include "latencies.h"
-#include "placements.h"
-#include "execs.h"
 #include "probe.h"
+#include "sample.h"
 #include "topology.h"
 
-struct prober;
+/* The most states a table of states has. */
+#define STATUS_STATES_MAX 16
+/* The ways there are to seat a group (placer.h's enum seating). */
+#define STATUS_SEATINGS 3
+
+/* A process a rule or a hand placed, or that a rule names. */
+struct status_process {
+	pid_t pid;
+	const char *comm;
+	const char *state;        /* placement_state_to_string() */
+	bool placed;              /* pinned, or would be (dry-run): cpus and ccxs hold */
+	cpu_set_t cpus;
+	cpu_set_t ccxs;           /* the indexes of the CCXs that cpus touches */
+	const char *rule;         /* the rule's name; NULL when no rule's */
+	const char *reason;
+	bool have_original;
+	cpu_set_t original;       /* its affinity before ccxd first touched it */
+	pid_t inherited_from;     /* 0: inherited nothing */
+};
+
+/* A probe figure that a ranking cites. */
+struct status_figure {
+	const char *seating;      /* the seating it was measured for; NULL for apart */
+	bool measured;
+	const char *relation;     /* probe_relation_name() */
+	double gib_s, min, max;   /* pipe throughput, large writes: median and spread */
+};
+
+/* What the probe's figures said of the seatings (seatings.h), by name. */
+struct status_ranking {
+	const char *order[STATUS_SEATINGS];          /* the seatings allowed, best first */
+	size_t n_order;
+	struct status_figure seatings[STATUS_SEATINGS];   /* those measured */
+	size_t n_seatings;
+	struct status_figure apart;
+	bool no_gain;
+	char date[32];
+	char note[320];
+};
+
+/* One seating an experiment tried, and what came of it. */
+struct status_trial {
+	const char *seating;
+	double before, after;     /* the group's rate, medians, bytes/s */
+	double gain, noise;
+	bool beat;                /* beat the rate before, gain and noise both */
+};
+
+/* A group of communicating processes, as the automatic policy has it. */
+struct status_group {
+	pid_t id;                 /* its lowest pid */
+	const pid_t *pids;        /* sorted */
+	size_t n_pids;
+	const size_t *channels;   /* indexes into the sample's channels */
+	size_t n_channels;
+	const char *programs;     /* its members' executables; NULL when not known */
+	const char *state;        /* experiment_state_to_string() */
+	const char *reason;
+	bool seen;                /* in the last sample */
+	bool placed;              /* validating, kept or dry-run: ccx, cpus and seating hold */
+	int ccx;                  /* -1: none */
+	cpu_set_t cpus;
+	const char *seating;
+	bool guard;               /* kept without beating the rate before */
+	double bytes_per_s, cpu, demand;
+	bool split;
+	struct status_trial trials[STATUS_SEATINGS];
+	size_t n_trials;
+	long last;                /* the trial whose evidence stands (a kept group's, of the
+				   * seating it kept); -1: none */
+	bool probe_used;          /* its last plan cited probe figures: */
+	struct status_ranking probe;
+};
+
+/* A process that communicates but is in no group: a split left it alone. */
+struct status_cut {
+	pid_t pid;
+	size_t component;         /* how many processes the component it was cut from had */
+	double demand;            /* and the CPUs that component needed */
+};
+
+struct status_sampling {
+	const char *source;       /* "bpf" or "proc" */
+	const char *reading;      /* sampler_reading_to_string() */
+	const char *note;         /* why not as the config asked; NULL */
+	const char *counted;      /* what the kernel counts exactly */
+	const char *counted_note; /* why not all; NULL */
+	uint64_t cycles, last_cycle_usec, last_counting_usec, last_counts_lost;
+	size_t last_scanned, last_active;
+	uint64_t moves, kept, reverted;
+};
 
 struct ccxd_status {
 	const struct config *config;
@@ -28,30 +122,42 @@ struct ccxd_status {
 	const char *watcher_source;       /* "netlink", "polling" or "starting" */
 	const char *watcher_note;         /* why polling; NULL otherwise */
 	const char *execs_note;           /* why the proc connector tells of execs; NULL: the exec programs do */
-	struct execs_stats execs;         /* the exec programs' */
+	struct {
+		uint64_t at_rename, at_end, full, dropped;
+	} execs;                          /* the exec programs' (execs_stats()) */
 	uint64_t events, lost_events, rescans, reloads, reload_failures;
 	struct latencies_summary exec_pins;   /* the last pins at exec, from the kernel's event */
-	struct placements_stats placements;
+	struct {
+		uint64_t pins, restores, pin_failures, readopted;
+	} placements;
 
-	/* The processes a rule or a hand placed, or that a rule names, by pid. */
-	const struct placement **processes;
+	/* The processes a rule or a hand placed, or that a rule names, by pid;
+	 * and every state's name, in order, for counts that show each one. */
+	struct status_process *processes;
 	size_t n_processes;
+	const char *process_states[STATUS_STATES_MAX];
+	size_t n_process_states;
 
 	/* The automatic policy; have_sampling false when it could not start. */
 	bool have_sampling;
-	struct autoplace_stats sampling;
-	const struct autoplace_group *groups;
+	struct status_sampling sampling;
+	struct status_group *groups;
 	size_t n_groups;
+	const char *group_states[STATUS_STATES_MAX];
+	size_t n_group_states;
 	const struct sampler_result *sample;  /* the channels groups name; NULL before the first */
-	const struct group_cut *cut;          /* processes a split left alone, by pid */
+	struct status_cut *cut;               /* by pid */
 	size_t n_cut;
+	/* How many CPUs' worth of each CCX was busy at the last sample
+	 * (topology->n_ccx of them); NULL before the second sample, without
+	 * /proc/stat, or for an XML topology, whose CPUs are not these. */
+	double *ccx_load;
 
-	/* The probe; prober NULL when it could not start. decision: what its
-	 * figures decide for the next cycle, when there are figures. */
-	const struct prober *prober;
+	/* The probe: its state and figures (prober_status_json()), NULL when
+	 * it could not start; the figures in use. decision: what they decide
+	 * for the next cycle, when there are figures. */
+	json_object *probe;
 	const struct probe_results *probe_results;
 	bool have_decision;
-	struct seatings_ranking decision;
+	struct status_ranking decision;
 };
-
-

@@ -74,6 +74,20 @@ check "the includes of daemon/sample/ are read" [ -s "$WORK/includes" ]
 no_loop() { tsort "$1" >/dev/null; }
 check "no include cycle among the files of daemon/sample/" no_loop "$WORK/includes"
 
+# The status (status.h) is a snapshot of plain data: the methods and the
+# metrics that report it read copies, and const views of data alone, so
+# that a report cannot reach back through it into the live tables, the
+# policies or the probe. methods.c changes things through the manager's
+# verbs, and includes manager.h for them; status.h and metrics.c do not.
+reach_back() {
+	who '#include "(autoplace|placements|placer|prober|ruler|sampler)\.h"' |
+		grep -E '(^|/)daemon/(status\.h|methods\.c|metrics\.c)$'
+	who '#include "manager\.h"' | grep -E '(^|/)daemon/(status\.h|metrics\.c)$'
+}
+reachers=$(reach_back)
+check "status.h, methods.c and metrics.c include no header of the live parts (found: $(echo $reachers))" \
+	only "$reachers" ""
+
 # The check fails where it should: a copy of ruler.c that calls the actuator.
 mkdir -p "$WORK/daemon"
 cp daemon/ruler.c "$WORK/daemon/ruler.c"
@@ -95,3 +109,8 @@ printf 'int placements_count(void *p);\nint policy_bad(void *p) { return placeme
 check "a policy that calls placements is caught" sh -c "[ -n '$(called_outside "$WORK/policy-bad.o")' ]"
 { cat "$WORK/includes"; echo "daemon/sample/sample.h daemon/sample/channels.h"; } >"$WORK/includes-loop"
 check "an include cycle is caught" sh -c "! tsort '$WORK/includes-loop' >/dev/null 2>&1"
+# And a methods.c that includes the automatic policy.
+cp daemon/methods.c "$WORK/daemon/methods.c"
+echo '#include "autoplace.h"' >> "$WORK/daemon/methods.c"
+SOURCES="$WORK/daemon/methods.c"
+check "a methods.c that includes autoplace.h is caught" sh -c "[ -n '$(reach_back)' ]"
