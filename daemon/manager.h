@@ -42,11 +42,9 @@ int manager_reload(struct manager *m, char ***errors);
 int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct status_process *ret);
 int manager_unpin(struct manager *m, pid_t pid, struct status_process *ret);
 
-
 /* What it is doing, as a snapshot for reports (status.h): valid until the
- * manager handles its next event. -ENOMEM, or 0; release it then. */
+ * manager handles its next event. -ENOMEM, or 0; status_release() it then. */
 int manager_status(const struct manager *m, struct ccxd_status *ret);
-void manager_status_release(struct ccxd_status *st);
 
 const struct topology *manager_topology(const struct manager *m);
 const char *manager_config_path(const struct manager *m);

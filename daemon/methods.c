@@ -339,7 +339,7 @@ static void get_status(void *userdata, struct control_call *call) {
 		json_object_object_add(o, "groups", groups_json(&st));
 		json_object_object_add(o, "cut", cut_json(&st));
 	}
-	manager_status_release(&st);
+	status_release(&st);
 	call->reply = o;
 }
 
@@ -349,7 +349,7 @@ static void get_topology(void *userdata, struct control_call *call) {
 	if (!status_of(userdata, call, &st))
 		return;
 	call->reply = protocol_topology_json(st.topology);
-	manager_status_release(&st);
+	status_release(&st);
 }
 
 static void get_rules(void *userdata, struct control_call *call) {
@@ -392,7 +392,7 @@ static void get_rules(void *userdata, struct control_call *call) {
 	for (size_t i = 0; i < st.config->n_files; i++)
 		json_object_array_add(files, json_object_new_string(st.config->files[i]));
 	json_object_object_add(o, "files", files);
-	manager_status_release(&st);
+	status_release(&st);
 	call->reply = o;
 }
 
@@ -414,7 +414,7 @@ static void get_metrics(void *userdata, struct control_call *call) {
 		return;
 	metrics_collect(&st, &x);
 	r = metrics_format(&x, &text);
-	manager_status_release(&st);
+	status_release(&st);
 	if (r < 0) {
 		control_call_fail(call, CCXD_ERROR_INTERNAL, "out of memory formatting the metrics");
 		return;

@@ -28,7 +28,7 @@ static const char *const state_names[] = {
 	[PLACEMENT_RELEASED] = "released",
 };
 
-/* "unknown" past the end: metrics counts states until that name. */
+/* "unknown" past the end: status.c lists the states up to that name. */
 const char *placement_state_to_string(enum placement_state s) {
 	const char *name = NAME_OF(state_names, s);
 

@@ -1,6 +1,6 @@
 /* What ccxd is doing at one moment, for whoever reports it (the control
  * methods, the metrics): a snapshot of plain data that manager_status()
- * fills and manager_status_release() frees. Nothing in it leads back to the
+ * fills and status_release() frees. Nothing in it leads back to the
  * daemon's tables, so a report cannot change what it reports. Its strings,
  * and the arrays it points to without owning, are the daemon's and stay as
  * they are until the manager handles its next event: so long, and no
@@ -161,3 +161,23 @@ struct ccxd_status {
 	bool have_decision;
 	struct status_ranking decision;
 };
+
+/* Frees what the snapshot owns. */
+void status_release(struct ccxd_status *st);
+
+/* ---- making it (status.c), for the manager alone ---- */
+
+struct autoplace;
+struct placement;
+struct placements;
+struct seatings_ranking;
+
+/* An entry of the table, as status and the replies to pin and unpin show it. */
+void status_process_of(const struct topology *t, const struct placement *p, struct status_process *ret);
+void status_ranking_of(const struct seatings_ranking *r, struct status_ranking *ret);
+/* Every state's name, of processes and of groups. */
+void status_states(struct ccxd_status *st);
+/* The table's counters and the processes the rules own, by pid. */
+int status_processes(const struct placements *pl, const struct topology *t, struct ccxd_status *st);
+/* The automatic policy: its counters, groups, cut and each CCX's load. */
+int status_sampling(const struct autoplace *a, const struct topology *t, struct ccxd_status *st);

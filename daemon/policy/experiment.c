@@ -27,7 +27,7 @@ static const char *const state_names[] = {
 	[EXPERIMENT_NO_RATE] = "no-rate",
 };
 
-/* "unknown" past the end: metrics counts states until that name. */
+/* "unknown" past the end: status.c lists the states up to that name. */
 const char *experiment_state_to_string(enum experiment_state s) {
 	const char *name = NAME_OF(state_names, s);
 
