@@ -706,7 +706,14 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 			g->ccx = -1;
 			continue;
 		}
-		if (g->x.state == EXPERIMENT_BY_RULE || g->x.state == EXPERIMENT_DRY_RUN) {
+		if (groups_for_the_kernel(&g->group, t->llc_balancing)) {
+			release(a, g);
+			g->x.state = EXPERIMENT_BY_KERNEL;
+			g->ccx = -1;
+			continue;
+		}
+		if (g->x.state == EXPERIMENT_BY_RULE || g->x.state == EXPERIMENT_BY_KERNEL ||
+		    g->x.state == EXPERIMENT_DRY_RUN) {
 			g->x.state = EXPERIMENT_MEASURING;
 			g->x.n_before = 0;
 		}

@@ -46,6 +46,10 @@ void reasons_of_group(const struct reasons_group *g, double largest_ccx, unsigne
 	case EXPERIMENT_NO_GAIN:
 		snprintf(r, size, "the probe measured no gain in one CCX on this machine: not moved");
 		break;
+	case EXPERIMENT_BY_KERNEL:
+		snprintf(r, size, "one process's threads: the kernel's cache-aware balancing (llc_balancing) keeps "
+				  "them on one LLC and moves them when it is crowded, so they are left to it");
+		break;
 	case EXPERIMENT_NO_RATE:
 		snprintf(r, size, "moves no bytes by which to tell whether a move helps: not moved");
 		break;

@@ -25,6 +25,7 @@ static const char *const state_names[] = {
 	[EXPERIMENT_NO_ROOM] = "no-room",
 	[EXPERIMENT_NO_GAIN] = "no-gain",
 	[EXPERIMENT_NO_RATE] = "no-rate",
+	[EXPERIMENT_BY_KERNEL] = "by-kernel",
 };
 
 /* "unknown" past the end: status.c lists the states up to that name. */

@@ -33,6 +33,7 @@ enum experiment_state {
 	EXPERIMENT_NO_ROOM,        /* no CCX has room for its CPU demand */
 	EXPERIMENT_NO_GAIN,        /* the probe measured no seating apart from apart: not moved */
 	EXPERIMENT_NO_RATE,        /* nothing to judge a move by (threads that do no I/O): not moved */
+	EXPERIMENT_BY_KERNEL,      /* one process's threads, which the kernel's cache-aware balancing keeps */
 };
 
 struct experiment_trial {

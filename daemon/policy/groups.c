@@ -35,6 +35,10 @@ double groups_process_demand(const struct sampler_process *p) {
 	return d > GROUPS_MIN_DEMAND ? d : GROUPS_MIN_DEMAND;
 }
 
+bool groups_for_the_kernel(const struct group *g, int llc_balancing) {
+	return llc_balancing == 1 && g->n_pids == 1;
+}
+
 /* The components over the channels not dropped: parent[] for find(). */
 static void join(const struct sampler_result *s, const size_t *channels, size_t n_channels, const bool *dropped,
 		 size_t *parent) {

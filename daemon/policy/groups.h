@@ -87,5 +87,12 @@ int groups_cut(const struct sampler_result *sample, const struct groups_limits *
  * and again, until every component fits or is a single process. What fits
  * is never cut, and the strongest streams stay together. Returns how many
  * were dropped. */
+/* Whether g is the kernel's to place: one process's threads alone, where
+ * the kernel's cache-aware balancing is on (llc_balancing 1, topology.h).
+ * That balancing keeps a process's threads on one LLC and lets them spill
+ * to another when theirs is crowded, which a pin would not; what it does
+ * not do is put separate processes together, and that stays ccxd's. */
+bool groups_for_the_kernel(const struct group *g, int llc_balancing);
+
 size_t groups_split_channels(const struct sampler_result *sample, const size_t *channels, size_t n_channels,
 			     double capacity, bool *dropped);

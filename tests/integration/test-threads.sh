@@ -2,7 +2,8 @@
 # own, seated on one CCX with a CPU for each busy thread, and judged by its
 # read/write bytes; one whose progress cannot be measured is not moved; a
 # pipeline of them larger than any CCX is split; a single process larger
-# than any CCX is left alone.
+# than any CCX is left alone; and where the kernel's cache-aware balancing
+# is on, one process's threads are left to it.
 . "$(dirname "$0")/lib.sh"
 THREADS=$TOP/tools/helpers/ccxt-threads
 
@@ -101,5 +102,49 @@ threads io 2 6
 before=$(cpus_of "$T")
 check "a thread group larger than any CCX is left alone (no-room)" wait_for 4 group_has "$T" '.state == "no-room"'
 check "with its affinity untouched" [ "$(cpus_of "$T")" = "$before" ]
+sig TERM "$T"
+check "ccxd stops" stop_ccxd
+
+# 6. Where the kernel's cache-aware balancing is on, one process's busy
+#    threads are the kernel's, and separate processes that talk are still
+#    ccxd's. ccxd runs in a mount namespace of its own, whose debugfs is a
+#    fixture tree that says the balancing is on (or off), with the running
+#    system's topology (the only one whose /sys counts).
+unshare -m true 2>/dev/null || { echo "ok - the kernel's share # SKIP no mount namespaces here"; exit 0; }
+# start_balanced ENABLED: ccxd, with llc_balancing/enabled saying ENABLED.
+start_balanced() {
+	write_conf <<CONF
+[daemon]
+socket = $SOCK
+interval = 500ms
+window = 2
+CONF
+	mkdir -p "$WORK/debug/sched/llc_balancing"
+	echo "$1" >"$WORK/debug/sched/llc_balancing/enabled"
+	unshare -m sh -c "mount --bind '$WORK/debug' /sys/kernel/debug && exec '$CCXD' --config '$CONF' --verbose" >"$LOG" 2>&1 &
+	CCXD_PID=$!
+	wait_for 5 ctl version >/dev/null 2>&1 || { not_ok "ccxd starts in a mount namespace" "no answer on $SOCK"; exit 1; }
+}
+start_balanced 1
+check "ccxd reads the balancing as on from the fixture" sh -c "$CCXCTL --socket $SOCK --json status | jq -e '.llc_balancing == true' >/dev/null"
+threads io 2 8
+before=$(cpus_of "$T")
+check "one process's busy threads are left to the kernel (by-kernel)" wait_for 4 group_has "$T" '.state == "by-kernel" and .ccx == null'
+check "and status says why" group_has "$T" '.reason | test("cache-aware balancing")'
+check "with its affinity untouched" [ "$(cpus_of "$T")" = "$before" ]
+sig TERM "$T"
+sh -c 'yes | pv -q -L 8m >/dev/null' &
+pair=$!
+CHILDREN="$CHILDREN $pair"
+wait_for 3 pgrep -P "$pair" -x pv >/dev/null
+P=$(pgrep -P "$pair" -x pv)
+CHILDREN="$CHILDREN $(pgrep -P "$pair")"
+check "a pair of processes is still ccxd's" wait_for 6 group_has "$P" '.state != "by-kernel" and (.pids | length) == 2'
+sig TERM $(pgrep -P "$pair") "$pair"
+stop_ccxd
+start_balanced 0
+check "off, ccxd reads it as off" sh -c "$CCXCTL --socket $SOCK --json status | jq -e '.llc_balancing == false' >/dev/null"
+threads io 2 6
+check "and one process's busy threads are ccxd's again" wait_for 4 group_has "$T" '.state != "by-kernel"'
 sig TERM "$T"
 check "ccxd stops" stop_ccxd

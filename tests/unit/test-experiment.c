@@ -318,6 +318,7 @@ static void states_have_names(void) {
 	CHECK_STR(experiment_state_to_string(EXPERIMENT_MEASURING), "measuring");
 	CHECK_STR(experiment_state_to_string(EXPERIMENT_KEPT), "kept");
 	CHECK_STR(experiment_state_to_string(EXPERIMENT_NO_RATE), "no-rate");
+	CHECK_STR(experiment_state_to_string(EXPERIMENT_BY_KERNEL), "by-kernel");
 }
 
 TEST_MAIN(T(measures_window_samples_then_seats_the_first), T(no_start_while_moves_are_used_up),

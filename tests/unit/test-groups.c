@@ -1,10 +1,12 @@
 /* Groups from samples written as struct literals; the split on real
  * machines' topologies. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "groups.h"
 #include "placer.h"
 #include "test.h"
+#include "fixture.h"
 #include "topologies.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -347,10 +349,47 @@ static void one_process_too_large_for_any_ccx_stays_whole(void) {
 	topology_free(t);
 }
 
+/* Where the kernel's cache-aware balancing is on, as a fixture debugfs tree
+ * says it, one process's busy threads are left to it; separate processes
+ * that talk are still ccxd's. Off, or not known, both are ccxd's. */
+static void one_process_threads_are_the_kernels_where_it_balances_by_cache(void) {
+	char root[PATH_MAX], enabled[PATH_MAX + 64];
+	struct sampler_process p[] = { { .pid = 40, .cpu = 2.5, .busy_threads = 3 }, { .pid = 60, .cpu = 0.5 },
+				       { .pid = 61, .cpu = 0.5 } };
+	struct sampler_channel ch[] = { CH(CHANNEL_THREADS, 40, 40, 0, 20 * MIB), CH(CHANNEL_PIPE, 60, 61, 0, 50 * MIB) };
+	struct sampler_result s = { .procs = p, .n_procs = 3, .channels = ch, .n_channels = 2 };
+	static const struct { const char *enabled; int llc_balancing; } cases[] = { { "1\n", 1 }, { "0\n", 0 }, { NULL, -1 } };
+	struct group *g;
+	size_t n;
+
+	fixture_root(root);
+	snprintf(enabled, sizeof(enabled), "%s/sys/kernel/debug/sched/llc_balancing/enabled", root);
+	CHECK_INT(groups_build(&s, &LIMITS, 0, &g, &n), 0);
+	CHECK_INT(n, 2);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct topology *t = NULL;
+		if (cases[i].enabled)
+			fixture_file(root, "/sys/kernel/debug/sched/llc_balancing/enabled", cases[i].enabled);
+		else
+			CHECK_INT(unlink(enabled), 0);
+		/* The running system's topology, its /sys read from the fixture. */
+		CHECK_INT(topology_load_at("system", root, &t, NULL), 0);
+		if (!t)
+			continue;
+		CHECK_INT(t->llc_balancing, cases[i].llc_balancing);
+		for (size_t k = 0; k < n; k++)
+			CHECK(groups_for_the_kernel(&g[k], t->llc_balancing) == (cases[i].llc_balancing == 1 && g[k].id == 40));
+		topology_free(t);
+	}
+	groups_free(g, n);
+	fixture_remove(root);
+}
+
 TEST_MAIN(T(a_process_with_busy_threads_is_a_group_of_them), T(busy_threads_count_in_a_pipelines_demand),
 	  T(a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link), T(cuts_go_on_until_every_piece_fits),
 	  T(what_fits_is_never_cut), T(one_process_too_large_for_any_ccx_stays_whole),
 	  T(a_four_stage_pipeline_is_one_group), T(a_pair_counts_by_its_messages_and_its_total),
 	  T(chatter_below_min_rate_joins_nothing), T(those_a_split_leaves_alone_are_told),
 	  T(a_group_holds_through_a_weak_sample),
-	  T(processes_without_channels_are_no_group), T(channels_to_unknown_processes_are_ignored))
+	  T(processes_without_channels_are_no_group), T(channels_to_unknown_processes_are_ignored),
+	  T(one_process_threads_are_the_kernels_where_it_balances_by_cache))

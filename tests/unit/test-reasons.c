@@ -34,4 +34,15 @@ static void measuring_counts_its_samples(void) {
 	CHECK_STR(r, "measuring its rate where it is, before a move (1 of 3 samples)");
 }
 
-TEST_MAIN(T(no_room_says_what_is_needed), T(an_unseen_group_says_when_it_ends), T(measuring_counts_its_samples))
+static void the_kernels_says_whose_it_is(void) {
+	struct experiment x = { .state = EXPERIMENT_BY_KERNEL };
+	struct reasons_group g = { .x = &x, .seen = true, .ccx = -1 };
+	char r[192];
+
+	reasons_of_group(&g, 8.0, 3, 5, r, sizeof(r));
+	CHECK_STR(r, "one process's threads: the kernel's cache-aware balancing (llc_balancing) keeps them on one LLC "
+		     "and moves them when it is crowded, so they are left to it");
+}
+
+TEST_MAIN(T(no_room_says_what_is_needed), T(an_unseen_group_says_when_it_ends), T(measuring_counts_its_samples),
+	  T(the_kernels_says_whose_it_is))
