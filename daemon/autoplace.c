@@ -490,12 +490,20 @@ static void carry_out(struct autoplace *a, const struct topology *t, struct auto
 		log_verdict(g);
 }
 
+/* Whether the probe's figures say a move gains g nothing. They are pipe
+ * throughput and cache-line latency, which do not tell what a pair that
+ * takes turns gains on one CPU, its wake-ups: for such a pair the
+ * experiment decides. */
+static bool no_gain_for(const struct autoplace_group *g, const struct autoplace_options *o) {
+	return o->probe && o->probe->no_gain && !g->group.turns;
+}
+
 static void step(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 		 const struct autoplace_options *o, unsigned *moves) {
 	enum seating plan[_SEATING_MAX];
 	struct experiment_input in = {
 		.rate = g->group.bytes_per_s,
-		.no_gain = o->probe && o->probe->no_gain,
+		.no_gain = no_gain_for(g, o),
 		.may_start = *moves < AUTOPLACE_MOVES_PER_CYCLE,
 		.plan = plan,
 		.n_plan = plan_order(a, g, o, plan),
@@ -646,9 +654,9 @@ static void dry_run(struct autoplace *a, const struct topology *t, struct autopl
 	g->ccx = cpus && threads ? choose_ccx(a, t, g, n_plan ? plan[0] : SEATING_CORES, threads, &taken) : -1;
 	CPU_ZERO(&g->cpus);
 	cite_probe(g, o);
-	if ((o->probe && o->probe->no_gain) || g->group.bytes_per_s <= 0) {
+	if (no_gain_for(g, o) || g->group.bytes_per_s <= 0) {
 		/* What enforce would do: not move it. */
-		g->x.state = o->probe && o->probe->no_gain ? EXPERIMENT_NO_GAIN : EXPERIMENT_NO_RATE;
+		g->x.state = no_gain_for(g, o) ? EXPERIMENT_NO_GAIN : EXPERIMENT_NO_RATE;
 		g->ccx = -1;
 		free(cpus);
 		free(threads);

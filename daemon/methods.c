@@ -184,6 +184,7 @@ static json_object *group_json(const struct status_group *g, const struct sample
 	json_object_object_add(o, "cpu", json_object_new_double(g->cpu));
 	json_object_object_add(o, "demand", json_object_new_double(g->demand));
 	json_object_object_add(o, "split", json_object_new_boolean(g->split));
+	json_object_object_add(o, "turns", json_object_new_boolean(g->turns));
 	members = members_json(g, g->seen ? sample : NULL, &wakeups, &switches);
 	json_object_object_add(o, "wakeups_per_s", json_object_new_double(wakeups));
 	json_object_object_add(o, "switches_per_s", json_object_new_double(switches));

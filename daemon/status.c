@@ -92,6 +92,7 @@ static void status_group_of(const struct autoplace_group *g, struct status_group
 		.cpu = g->group.cpu,
 		.demand = g->group.demand,
 		.split = g->group.split,
+		.turns = g->group.turns,
 		.n_trials = x->n_trials,
 		.last = (long)x->n_trials - 1,
 		.probe_used = g->probe_used,

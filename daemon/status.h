@@ -86,6 +86,7 @@ struct status_group {
 	bool guard;               /* kept without beating the rate before */
 	double bytes_per_s, cpu, demand;
 	bool split;
+	bool turns;               /* a pair that takes turns (groups.h) */
 	struct status_trial trials[STATUS_SEATINGS];
 	size_t n_trials;
 	long last;                /* the trial whose evidence stands (a kept group's, of the

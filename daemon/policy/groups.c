@@ -52,19 +52,82 @@ static void join(const struct sampler_result *s, const size_t *channels, size_t 
 	}
 }
 
+bool groups_take_turns(const struct sampler_channel *c) {
+	return (c->both || c->shared) && c->messages_per_s > 0 && c->bytes_per_s <= c->messages_per_s * GROUPS_TURN_BYTES;
+}
+
+/* What a component of the channel graph is made of, by its root. */
+struct component {
+	size_t members;
+	double sum, largest;       /* the members' demands, summed, and the largest */
+	double messages;           /* a second, over its channels */
+	double wakeups;            /* a second, of the member that wakes the least */
+	bool turns;                /* every member one busy thread at most, every channel taking turns */
+};
+
+/* Each component over the channels not dropped (parent as join() left it). */
+static void components(const struct sampler_result *s, const size_t *channels, size_t n_channels, const bool *dropped,
+		       size_t *parent, struct component *c) {
+	for (size_t i = 0; i < s->n_procs; i++)
+		c[i] = (struct component){ .turns = true, .wakeups = -1 };
+	for (size_t i = 0; i < s->n_procs; i++) {
+		const struct sampler_process *p = &s->procs[i];
+		struct component *x = &c[find(parent, i)];
+		double d = groups_process_demand(p);
+		x->members++;
+		x->sum += d;
+		x->largest = d > x->largest ? d : x->largest;
+		x->turns = x->turns && p->busy_threads <= 1;
+		if (x->wakeups < 0 || p->wakeups_per_s < x->wakeups)
+			x->wakeups = p->wakeups_per_s;
+	}
+	for (size_t k = 0; k < n_channels; k++) {
+		const struct sampler_channel *ch = &s->channels[channels[k]];
+		long a = sampler_result_index(s, ch->from);
+		if (dropped[k] || a < 0)
+			continue;
+		c[find(parent, (size_t)a)].messages += ch->messages_per_s;
+		if (!groups_take_turns(ch))
+			c[find(parent, (size_t)a)].turns = false;
+	}
+}
+
+/* Whether a component's members wait for each other's messages: each wakes
+ * for at least half of the messages it receives (a quarter of all). Two
+ * busy processes that only now and then tell each other something do not:
+ * they run at once, and sleep seldom. */
+static bool alternates(const struct component *c) {
+	return c->messages > 0 && c->wakeups * 4 >= c->messages;
+}
+
+/* The CPUs a component needs. Two processes that take turns run one at a
+ * time: together they need one CPU, or what the larger needs alone where
+ * that is more, whatever each used while they ran apart (half a CPU each
+ * for a request/response pair that spends half its time in the other's
+ * wake-up). Larger components, a server with several clients, may run
+ * several members at once: their demands add up. */
+static bool pair_takes_turns(const struct component *c) {
+	return c->members == 2 && c->turns && alternates(c);
+}
+
+static double component_demand(const struct component *c) {
+	double one = c->largest > 1.0 ? c->largest : 1.0;
+
+	if (pair_takes_turns(c))
+		return c->sum < one ? c->sum : one;
+	return c->sum;
+}
+
 /* One round: each component over capacity loses its weakest channel (the
  * first listed among equals). Returns how many were dropped. */
 static size_t drop_weakest(const struct sampler_result *s, const size_t *channels, size_t n_channels, double capacity,
-			   bool *dropped, size_t *parent, double *demand, size_t *weakest) {
+			   bool *dropped, size_t *parent, struct component *comp, size_t *weakest) {
 	size_t n = s->n_procs, count = 0;
 
 	join(s, channels, n_channels, dropped, parent);
-	for (size_t i = 0; i < n; i++) {
-		demand[i] = 0;
-		weakest[i] = SIZE_MAX;
-	}
+	components(s, channels, n_channels, dropped, parent, comp);
 	for (size_t i = 0; i < n; i++)
-		demand[find(parent, i)] += groups_process_demand(&s->procs[i]);
+		weakest[i] = SIZE_MAX;
 	for (size_t k = 0; k < n_channels; k++) {
 		long a = sampler_result_index(s, s->channels[channels[k]].from);
 		size_t root, *w;
@@ -76,7 +139,7 @@ static size_t drop_weakest(const struct sampler_result *s, const size_t *channel
 			*w = k;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (find(parent, i) == i && demand[i] > capacity && weakest[i] != SIZE_MAX) {
+		if (find(parent, i) == i && component_demand(&comp[i]) > capacity && weakest[i] != SIZE_MAX) {
 			dropped[weakest[i]] = true;
 			count++;
 		}
@@ -87,17 +150,17 @@ size_t groups_split_channels(const struct sampler_result *s, const size_t *chann
 			     double capacity, bool *dropped) {
 	size_t n = s->n_procs ? s->n_procs : 1, total = 0, round;
 	size_t *parent = malloc(n * sizeof(*parent)), *weakest = malloc(n * sizeof(*weakest));
-	double *demand = malloc(n * sizeof(*demand));
+	struct component *comp = malloc(n * sizeof(*comp));
 
 	for (size_t k = 0; k < n_channels; k++)
 		dropped[k] = false;
 	/* Every round drops a channel or ends: at most n_channels rounds. */
-	while (parent && weakest && demand && capacity > 0 &&
-	       (round = drop_weakest(s, channels, n_channels, capacity, dropped, parent, demand, weakest)) > 0)
+	while (parent && weakest && comp && capacity > 0 &&
+	       (round = drop_weakest(s, channels, n_channels, capacity, dropped, parent, comp, weakest)) > 0)
 		total += round;
 	free(parent);
 	free(weakest);
-	free(demand);
+	free(comp);
 	return total;
 }
 
@@ -178,9 +241,9 @@ static size_t streams(const struct sampler_result *s, const struct groups_limits
 	return k;
 }
 
-/* Members, in pid order (procs are sorted by pid). */
-static int gather_members(const struct sampler_result *s, size_t *parent, long *slot, struct group *groups,
-			  size_t *n_groups) {
+/* Members, in pid order (procs are sorted by pid), and each group's demand. */
+static int gather_members(const struct sampler_result *s, size_t *parent, const struct component *comp, long *slot,
+			  struct group *groups, size_t *n_groups) {
 	for (size_t i = 0; i < s->n_procs; i++) {
 		size_t root = find(parent, i);
 		struct group *g;
@@ -197,7 +260,8 @@ static int gather_members(const struct sampler_result *s, size_t *parent, long *
 			g->id = s->procs[i].pid;
 		g->pids[g->n_pids++] = s->procs[i].pid;
 		g->cpu += s->procs[i].cpu;
-		g->demand += groups_process_demand(&s->procs[i]);
+		g->demand = component_demand(&comp[root]);
+		g->turns = pair_takes_turns(&comp[root]);
 	}
 	return 0;
 }
@@ -251,9 +315,10 @@ int groups_build(const struct sampler_result *s, const struct groups_limits *lim
 	unsigned *n_threads = calloc(n, sizeof(*n_threads));
 	long *slot = malloc(n * sizeof(*slot));
 	struct group *groups = calloc(n, sizeof(*groups));
+	struct component *comp = malloc(n * sizeof(*comp));
 	int r = 0;
 
-	if (!parent || !live || !dropped || !n_threads || !slot || !groups) {
+	if (!parent || !live || !dropped || !n_threads || !slot || !groups || !comp) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -262,7 +327,8 @@ int groups_build(const struct sampler_result *s, const struct groups_limits *lim
 	n_live = streams(s, limits, live);
 	groups_split_channels(s, live, n_live, capacity, dropped);
 	join(s, live, n_live, dropped, parent);
-	r = gather_members(s, parent, slot, groups, &n_groups);
+	components(s, live, n_live, dropped, parent, comp);
+	r = gather_members(s, parent, comp, slot, groups, &n_groups);
 	if (r >= 0)
 		r = gather_streams(s, live, n_live, dropped, parent, slot, groups);
 	if (r >= 0)
@@ -288,6 +354,7 @@ out:
 	free(dropped);
 	free(n_threads);
 	free(slot);
+	free(comp);
 	if (r < 0) {
 		groups_free(groups, n_groups);
 		return r;
@@ -308,39 +375,34 @@ int groups_cut(const struct sampler_result *s, const struct groups_limits *limit
 	       size_t n, struct group_cut **ret, size_t *n_ret) {
 	size_t procs = s->n_procs ? s->n_procs : 1, n_live, n_cut = 0;
 	size_t *parent = malloc(procs * sizeof(*parent)), *live = calloc(s->n_channels ? s->n_channels : 1, sizeof(*live));
-	size_t *members = calloc(procs, sizeof(*members));
 	bool *none = calloc(s->n_channels ? s->n_channels : 1, sizeof(*none)), *on_stream = calloc(procs, sizeof(bool));
-	double *demand = calloc(procs, sizeof(*demand));
+	struct component *comp = malloc(procs * sizeof(*comp));
 	struct group_cut *cut = calloc(procs, sizeof(*cut));
 	int r = 0;
 
-	if (!parent || !live || !members || !none || !on_stream || !demand || !cut) {
+	if (!parent || !live || !none || !on_stream || !comp || !cut) {
 		r = -ENOMEM;
 		goto out;
 	}
 	/* The components before any split. */
 	n_live = streams(s, limits, live);
 	join(s, live, n_live, none, parent);
+	components(s, live, n_live, none, parent, comp);
 	for (size_t k = 0; k < n_live; k++) {
 		on_stream[sampler_result_index(s, s->channels[live[k]].from)] = true;
 		on_stream[sampler_result_index(s, s->channels[live[k]].to)] = true;
 	}
-	for (size_t i = 0; i < s->n_procs; i++) {
-		members[find(parent, i)]++;
-		demand[find(parent, i)] += groups_process_demand(&s->procs[i]);
-	}
 	for (size_t i = 0; i < s->n_procs; i++)
 		if (on_stream[i] && !in_groups(groups, n, s->procs[i].pid))
 			cut[n_cut++] = (struct group_cut){ .pid = s->procs[i].pid,
-							   .component = members[find(parent, i)],
-							   .demand = demand[find(parent, i)] };
+							   .component = comp[find(parent, i)].members,
+							   .demand = component_demand(&comp[find(parent, i)]) };
 out:
 	free(parent);
 	free(live);
-	free(members);
 	free(none);
 	free(on_stream);
-	free(demand);
+	free(comp);
 	if (r < 0) {
 		free(cut);
 		return r;

@@ -27,6 +27,12 @@
 /* A member that is hardly busy still needs somewhere to run. */
 #define GROUPS_MIN_DEMAND 0.1
 
+/* A message of at most this many bytes is handed over whole: a pipe's
+ * buffer, and the most a socket's reader takes at once by default. Two
+ * processes that send each other such messages both ways take turns: one
+ * works on a request while the other waits for the answer. */
+#define GROUPS_TURN_BYTES (64.0 * 1024.0)
+
 struct group {
 	pid_t id;                  /* its lowest pid: stable while its members are */
 	pid_t *pids;               /* sorted */
@@ -36,8 +42,12 @@ struct group {
 	double bytes_per_s;        /* over its channels between processes; a group of
 				    * one process's threads: that process's read+write bytes */
 	double cpu;                /* CPUs' worth of time its members used */
-	double demand;             /* CPUs it needs: groups_process_demand() summed */
+	double demand;             /* CPUs it needs: groups_process_demand() summed, or for a
+				    * pair that takes turns (groups_take_turns()) at most one
+				    * CPU between them, or what the larger needs alone */
 	bool split;                /* a piece of a component too large for capacity */
+	bool turns;                /* a pair that takes turns: what one CPU gains it is its
+				    * wake-ups', which the probe's throughput does not tell */
 };
 
 /* A pair of processes that were in one group at the previous sample stays
@@ -58,6 +68,11 @@ struct groups_limits {
 /* The CPUs a process needs: what it used, or one for each of its busy
  * threads where that is more, and never less than GROUPS_MIN_DEMAND. */
 double groups_process_demand(const struct sampler_process *p);
+
+/* Whether the two ends of c take turns: messages both ways (exact counts,
+ * or pipes that both hold whole), of GROUPS_TURN_BYTES or less. A one-way
+ * stream, or one of large writes, runs both ends at once. */
+bool groups_take_turns(const struct sampler_channel *c);
 
 /* Groups of two processes or more, and single processes with two busy
  * threads or more (groups of their threads), largest traffic first.
@@ -81,12 +96,6 @@ struct group_cut {
 int groups_cut(const struct sampler_result *sample, const struct groups_limits *limits, const struct group *groups,
 	       size_t n, struct group_cut **ret, size_t *n_ret);
 
-/* The split itself, over the channels between processes (indexes into the
- * sample's channels, each joining two of its processes): a component whose
- * demand exceeds capacity loses its weakest channel (dropped[k] set), again
- * and again, until every component fits or is a single process. What fits
- * is never cut, and the strongest streams stay together. Returns how many
- * were dropped. */
 /* Whether g is the kernel's to place: one process's threads alone, where
  * the kernel's cache-aware balancing is on (llc_balancing 1, topology.h).
  * That balancing keeps a process's threads on one LLC and lets them spill
@@ -94,5 +103,11 @@ int groups_cut(const struct sampler_result *sample, const struct groups_limits *
  * not do is put separate processes together, and that stays ccxd's. */
 bool groups_for_the_kernel(const struct group *g, int llc_balancing);
 
+/* The split itself, over the channels between processes (indexes into the
+ * sample's channels, each joining two of its processes): a component whose
+ * demand exceeds capacity loses its weakest channel (dropped[k] set), again
+ * and again, until every component fits or is a single process. What fits
+ * is never cut, and the strongest streams stay together. Returns how many
+ * were dropped. */
 size_t groups_split_channels(const struct sampler_result *sample, const size_t *channels, size_t n_channels,
 			     double capacity, bool *dropped);

@@ -113,3 +113,14 @@ check "the talking pair stays where it is: no-gain" wait_for 10 sh -c \
 	"$CCXCTL --socket $SOCK --json status | jq -e '.groups[] | select(.pids | index($writer)) | .state == \"no-gain\"' >/dev/null"
 check "its evidence cites the figures" sh -c \
 	"$CCXCTL --socket $SOCK --json status | jq -e '.groups[] | select(.pids | index($writer)) | .probe.gain == false and .probe.apart.pipe_gib_s == 1 and (.probe.note | test(\"apart 1.00 GiB/s\"))' >/dev/null"
+sig TERM "$writer"
+# A pair that takes turns is the exception: what one CPU gains it, its
+# wake-ups, is not in the figures, so its own experiment decides.
+"$TALK" pingpong-tcp 0 15 >"$WORK/pingpong" 2>/dev/null &
+CHILDREN="$CHILDREN $!"
+wait_for 2 test -s "$WORK/pingpong"
+client=$(cut -d' ' -f1 "$WORK/pingpong")
+CHILDREN="$CHILDREN $client $(cut -d' ' -f2 "$WORK/pingpong")"
+check "a request/response pair takes turns, and the flat figures do not hold it" wait_for 10 sh -c \
+	"$CCXCTL --socket $SOCK --json status | jq -e '.groups[] | select(.pids | index($client)) | .turns and .state != \"no-gain\"' >/dev/null"
+echo "# $($CCXCTL --socket $SOCK --json status | jq -c ".groups[] | select(.pids | index($client)) | {state, seating, turns, demand, reason}")"

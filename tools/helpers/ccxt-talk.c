@@ -1,4 +1,4 @@
-/* ccxt-talk pipe|unix|tcp|pingpong|pingpong-unix MIB_PER_S SECONDS [BURN_US]: two
+/* ccxt-talk pipe|unix|tcp|pingpong|pingpong-unix|pingpong-tcp MIB_PER_S SECONDS [BURN_US]: two
  * processes, a writer and a reader, streaming at a known rate (0: as fast as
  * they can) through a pipe, a Unix socketpair or a loopback TCP connection.
  * With BURN_US, each side also burns that much CPU time per 64 KiB chunk: two
@@ -6,12 +6,14 @@
  * 4 KiB back and forth through two pipes, as fast as it can: a pair bound by
  * wake-up latency, which one shared CPU speeds up; pingpong-unix sends 64
  * bytes back and forth through a Unix socketpair, as many messages as it
- * can. Prints "WRITER_PID
+ * can; pingpong-tcp the same through a loopback TCP connection (Nagle off),
+ * a request/response pair with one request in flight. Prints "WRITER_PID
  * READER_PID" and runs for SECONDS. On SIGUSR1 the writer forks a child
  * that holds none of the pair's fds and waits to be killed. For tests of
  * what ccxd finds and does. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -94,17 +96,27 @@ static int connect_pair(const char *kind, int fds[2]) {
 #define PING 4096
 #define PING_UNIX 64
 
-static int pingpong(double seconds, bool unix_socket) {
+/* kind: "pingpong" (two pipes), "pingpong-unix" or "pingpong-tcp". */
+static int pingpong(double seconds, const char *kind) {
 	static char buf[PING];
-	size_t size = unix_socket ? PING_UNIX : PING;
+	bool socket_pair = strcmp(kind, "pingpong") != 0;
+	size_t size = socket_pair ? PING_UNIX : PING;
 	int there[2], back[2];
+	unsigned long trips = 0;
 	double start;
 	pid_t peer;
 
-	if (unix_socket) {   /* each end both ways */
-		int sv[2];
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0 || (there[0] = dup(sv[1])) < 0 ||
-		    (back[0] = dup(sv[0])) < 0)
+	if (socket_pair) {   /* each end both ways */
+		int sv[2], one = 1;
+		if (strcmp(kind, "pingpong-tcp") == 0) {
+			if (connect_pair("tcp", sv) < 0 ||
+			    setsockopt(sv[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0 ||
+			    setsockopt(sv[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+				return 1;
+		} else if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0) {
+			return 1;
+		}
+		if ((there[0] = dup(sv[1])) < 0 || (back[0] = dup(sv[0])) < 0)
 			return 1;
 		there[1] = sv[0];
 		back[1] = sv[1];
@@ -129,7 +141,10 @@ static int pingpong(double seconds, bool unix_socket) {
 		fork_if_asked();
 		if (write(there[1], buf, size) < 0 || read(back[0], buf, size) <= 0)
 			break;
+		trips++;
 	}
+	/* What a benchmark compares placements by. */
+	fprintf(stderr, "ccxt-talk: %.0f round trips a second\n", (double)trips / (now_s() - start));
 	close(there[1]);
 	close(back[0]);   /* a socket's other fd on the same end: the peer sees the end */
 	waitpid(peer, NULL, 0);
@@ -145,7 +160,7 @@ int main(int argc, char **argv) {
 
 	signal(SIGUSR1, ask_fork);
 	if (argc >= 4 && strncmp(argv[1], "pingpong", 8) == 0)
-		return pingpong(atof(argv[3]), strcmp(argv[1], "pingpong-unix") == 0);
+		return pingpong(atof(argv[3]), argv[1]);
 	if ((argc != 4 && argc != 5) || connect_pair(argv[1], fds) < 0) {
 		fprintf(stderr, "Usage: ccxt-talk pipe|unix|tcp MIB_PER_S SECONDS [BURN_US]\n");
 		return 2;
