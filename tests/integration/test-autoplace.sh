@@ -37,7 +37,10 @@ stop_pipeline() { sig TERM "$P" "$C"; sleep 0.2; }
 #    has one CPU, such a pair has no CCX with room for it, unless the machine
 #    gave it less than a CPU in all: whichever, it is narrowed only as an
 #    experiment and its evidence say.
+# The file of pids goes first: the background shell truncates it only when
+# it runs, and until then the previous pair's pids, long gone, are there.
 busy_pair() {
+	rm -f "$WORK/busy.pids"
 	"$TOP/tools/helpers/ccxt-talk" pipe 0 60 500 > "$WORK/busy.pids" &
 	CHILDREN="$CHILDREN $!"
 	wait_for 2 test -s "$WORK/busy.pids"
@@ -105,6 +108,7 @@ rm -f "$WORK/state/placements.json"
 #    noise, which a yes | pv pipe's is not (tools/bench/pipelines.sh measures
 #    those against their best hand placement, in BENCHMARKS.md).
 talk() {   # KIND ARGS...: sets P and C
+	rm -f "$WORK/talk.pids"   # not the previous pair's (busy_pair)
 	"$TOP/tools/helpers/ccxt-talk" "$@" > "$WORK/talk.pids" &
 	CHILDREN="$CHILDREN $!"
 	wait_for 2 test -s "$WORK/talk.pids"

@@ -29,6 +29,7 @@ CONF
 
 # finds_a_pair: a pipe pair streaming 32 MiB/s is found as a group
 finds_a_pair() {
+	rm -f "$WORK/pair.pids"   # not the previous pair's, which the shell may not have truncated yet
 	"$TALK" pipe 32 10 > "$WORK/pair.pids" &
 	CHILDREN="$CHILDREN $!"
 	wait_for 2 test -s "$WORK/pair.pids" || return 1
