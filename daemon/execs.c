@@ -36,6 +36,7 @@ struct execs {
 	size_t n_set;
 	bool every;
 	bool overflowed;           /* the map of processes could not hold one: every exec, always */
+	unsigned left;             /* records still to read in this turn, 0: all */
 	execs_handler handler;
 	void *userdata;
 	struct execs_stats stats;
@@ -55,7 +56,8 @@ static int on_record(void *ctx, void *data, size_t size) {
 	memcpy(comm, rec->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = '\0';
 	x->handler(x->userdata, (pid_t)rec->tgid, comm, rec->at_ns);
-	return 0;
+	/* libbpf stops at a negative return, this record counted as read. */
+	return x->left && --x->left == 0 ? -EAGAIN : 0;
 }
 
 static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -245,8 +247,22 @@ uint64_t execs_dropped(struct execs *x) {
 }
 
 void execs_catch_up(struct execs *x) {
+	x->left = 0;
 	if (ring_buffer__consume(x->ring) < 0)
 		log_warning_errno(-errno, "Failed to read exec records: %m");
+}
+
+bool execs_read_some(struct execs *x, unsigned max) {
+	int r;
+
+	x->left = max;
+	r = ring_buffer__consume(x->ring);
+	x->left = 0;
+	if (r == -EAGAIN)
+		return true;
+	if (r < 0)
+		log_warning_errno(r, "Failed to read exec records: %m");
+	return false;
 }
 
 struct execs_stats execs_stats(const struct execs *x) {

@@ -49,4 +49,8 @@ uint64_t execs_dropped(struct execs *x);
  * all, waits at most an interval. */
 void execs_catch_up(struct execs *x);
 
+/* Reads at most max records (max > 0) of what the ring holds; returns
+ * true when more may be waiting. */
+bool execs_read_some(struct execs *x, unsigned max);
+
 struct execs_stats execs_stats(const struct execs *x);

@@ -10,7 +10,7 @@
 #include "config.h"
 #include "log.h"
 #include "manager.h"
-#include "slice.h"
+#include "priority.h"
 #include "setup.h"
 #include "sysfs.h"
 #include "topology.h"
@@ -188,16 +188,20 @@ int main(int argc, char **argv) {
 	}
 
 	/* Before anything is forked: the probe worker starts with the kernel's
-	 * own slice. */
-	char why[160];
-	r = slice_shorten(why, sizeof(why));
-	if (r < 0)
+	 * defaults. */
+	struct priority_setup ps;
+	priority_setup(&ps);
+	if (ps.slice < 0)
 		log_notice("Running with the kernel's default time slice, so a pin at exec may wait for a program "
-			   "computing on ccxd's CPU to use up its own: %s", why);
-	else if (r == 0)
-		log_debug("Time slice: %d us", SLICE_USEC);
+			   "computing on ccxd's CPU to use up its own: %s", ps.slice_why);
+	if (ps.realtime < 0)
+		log_notice("Waiting for execs at normal priority, so a pin at exec may wait for a program computing "
+			   "on ccxd's CPU: %s", ps.realtime_why);
+	if (ps.slice == 1)
+		log_debug("Scheduling: left to the policy chosen for ccxd");
 	else
-		log_debug("Time slice: left to the scheduling policy chosen for ccxd");
+		log_debug("Scheduling: time slice %s, waiting at %s priority",
+			  ps.slice == 0 ? "0.1 ms" : "the kernel's", ps.realtime == 0 ? "real-time" : "normal");
 
 	r = manager_new(config_path, &m, &errors);
 	if (r < 0) {

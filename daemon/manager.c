@@ -21,6 +21,7 @@
 #include "placements.h"
 #include "placer.h"
 #include "setup.h"
+#include "priority.h"
 #include "prober.h"
 #include "procfs.h"
 #include "sysfs.h"
@@ -417,6 +418,7 @@ int manager_reload(struct manager *m, char ***errors) {
 	topology_free(m->topology);
 	m->topology = t;
 	apply_x3d(m);
+	priority_allow(m->config->realtime_wait);
 	ruler_use(m->ruler, m->config, m->topology);
 	if (m->execs)
 		execs_set_rules(m->execs, m->config->rules, m->config->n_rules);
@@ -485,6 +487,10 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		.probe_results = m->prober ? prober_results(m->prober) : NULL,
 		.bpf_capabilities = caps_bpf_to_string(m->bpf_caps),
 	};
+	struct priority_state ps = priority_state();
+	st->scheduling.slice_usec = ps.slice_usec;
+	st->scheduling.wait = ps.wait;
+	st->scheduling.note = ps.note;
 	status_states(st);
 	if (m->placements)
 		r = status_processes(m->placements, m->topology, st);
@@ -627,6 +633,7 @@ int manager_start(struct manager *m) {
 	if (r < 0)
 		return r;
 	apply_x3d(m);
+	priority_allow(m->config->realtime_wait);
 	r = placements_new(m->event, m->root, m->runtime_dir, &m->placements);
 	if (r >= 0)
 		r = ruler_new(m->root, m->placements, &m->online, &m->ruler);
@@ -683,8 +690,34 @@ int manager_start(struct manager *m) {
 	return 0;
 }
 
+/* sd_event_loop(), with ccxd's priorities around the wait (priority.h): it
+ * waits at real-time priority, so that the wake-up for an exec record
+ * preempts a program computing where it lands; reads a few records, and
+ * pins, there; and does the rest at its normal policy. */
+static int loop(struct manager *m) {
+	sd_event *e = m->event;
+	int code, r;
+
+	while (sd_event_get_state(e) != SD_EVENT_FINISHED) {
+		r = sd_event_prepare(e);
+		if (r == 0) {
+			priority_wait();
+			r = sd_event_wait(e, UINT64_MAX);
+			if (r > 0 && m->execs)
+				execs_read_some(m->execs, PRIORITY_RT_RECORDS);
+			priority_work();
+		}
+		if (r > 0)
+			r = sd_event_dispatch(e);
+		if (r < 0)
+			return r;
+	}
+	r = sd_event_get_exit_code(e, &code);
+	return r < 0 ? r : code;
+}
+
 int manager_run(struct manager *m) {
-	int r = sd_event_loop(m->event);
+	int r = loop(m);
 
 	sd_notify(0, "STOPPING=1");
 	if (m->config->restore_on_exit) {

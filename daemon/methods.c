@@ -285,6 +285,16 @@ static json_object *execs_json(const struct ccxd_status *st) {
 	return e;
 }
 
+/* ccxd's own scheduling: how soon it can pin at an exec. */
+static json_object *scheduling_json(const struct ccxd_status *st) {
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "slice_usec", st->scheduling.slice_usec ? u64(st->scheduling.slice_usec) : NULL);
+	json_object_object_add(o, "wait", json_object_new_string(st->scheduling.wait));
+	json_object_object_add(o, "note", st->scheduling.note ? json_object_new_string(st->scheduling.note) : NULL);
+	return o;
+}
+
 static void get_status(void *userdata, struct control_call *call) {
 	struct ccxd_status st;
 	json_object *o, *w, *counters, *procs;
@@ -305,6 +315,7 @@ static void get_status(void *userdata, struct control_call *call) {
 			       st.topology->llc_balancing >= 0 ? json_object_new_boolean(st.topology->llc_balancing) : NULL);
 	json_object_object_add(o, "started_usec", u64(st.started_usec));
 	json_object_object_add(o, "bpf_capabilities", json_object_new_string(st.bpf_capabilities));
+	json_object_object_add(o, "scheduling", scheduling_json(&st));
 
 	json_object_object_add(w, "source", json_object_new_string(st.watcher_source));
 	json_object_object_add(w, "note", st.watcher_note ? json_object_new_string(st.watcher_note) : NULL);

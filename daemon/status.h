@@ -119,6 +119,11 @@ struct ccxd_status {
 	const struct topology *topology;
 	uint64_t started_usec;            /* CLOCK_REALTIME */
 	const char *bpf_capabilities;     /* "dropped", "kept" or "none" (caps_bpf_to_string()) */
+	struct {
+		unsigned slice_usec;      /* 0: the kernel's default */
+		const char *wait;         /* "real-time", "normal" or "chosen" */
+		const char *note;         /* why not real time; NULL */
+	} scheduling;                     /* ccxd's own (priority_state()) */
 
 	const char *watcher_source;       /* "netlink", "polling" or "starting" */
 	const char *watcher_note;         /* why polling; NULL otherwise */

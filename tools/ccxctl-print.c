@@ -221,8 +221,18 @@ static void print_execs(FILE *f, json_object *watcher) {
 
 /* How soon after the kernel's exec event the last programs were pinned. */
 static void print_exec_pins(FILE *f, json_object *status) {
-	json_object *e = get(status, "exec_pins");
+	json_object *e = get(status, "exec_pins"), *s = get(status, "scheduling");
 
+	if (s) {
+		const char *note = str(s, "note"), *slice = str(s, "slice_usec");
+
+		if (is(s, "wait", "chosen"))
+			fprintf(f, "          ccxd runs under the scheduling policy chosen for it\n");
+		else
+			fprintf(f, "          ccxd waits at %s priority%s%s%s, time slice %s%s\n", str(s, "wait"),
+				note ? " (" : "", note ? note : "", note ? ")" : "", slice ? slice : "the kernel's",
+				slice ? " us" : "");
+	}
 	if (!e)
 		return;
 	fprintf(f, "          at exec: pinned %s us after the exec event at the median, %s at p90, %s at most "

@@ -206,6 +206,10 @@ static int set_restore_on_exit(struct assignment *a) {
 	return parse_bool_key(a, &a->config->restore_on_exit);
 }
 
+static int set_realtime_wait(struct assignment *a) {
+	return parse_bool_key(a, &a->config->realtime_wait);
+}
+
 static int set_calibrate(struct assignment *a) {
 	return parse_bool_key(a, &a->config->calibrate);
 }
@@ -505,6 +509,7 @@ static const struct key daemon_keys[] = {
 	{ "restore_on_exit", set_restore_on_exit },
 	{ "state_dir", set_state_dir },
 	{ "runtime_dir", set_runtime_dir },
+	{ "realtime_wait", set_realtime_wait },
 	{ "calibrate", set_calibrate },
 	{ "bpf", set_bpf },
 	{ "traffic", set_traffic },

@@ -732,6 +732,7 @@ struct config *config_new_default(void) {
 	c->mode = CONFIG_MODE_ENFORCE;
 	c->interval_usec = USEC_PER_SEC;
 	c->restore_on_exit = true;
+	c->realtime_wait = true;
 	c->calibrate = true;
 	c->bpf = SAMPLER_READ_BATCH;
 	c->min_rate = GROUPS_DEFAULT_MIN_RATE;

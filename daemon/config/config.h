@@ -49,6 +49,7 @@ struct config {
 	bool restore_on_exit;     /* default yes */
 	char *state_dir;          /* default /var/lib/ccxd */
 	char *runtime_dir;        /* the original affinities owed, across restarts; default /run/ccxd */
+	bool realtime_wait;       /* wait for events at real-time priority (priority.h); default yes */
 	bool calibrate;           /* run the probe's quick calibration when no cached figures fit; default yes */
 	enum sampler_reading bpf; /* how far up active processes may be read: batch (auto, the default),
 				   * each through BPF iterators (per-process), or /proc (no) */

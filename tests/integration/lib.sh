@@ -153,6 +153,10 @@ wait_for() {
 
 cpus_are() { [ "$(cpus_of "$1")" = "$2" ]; }
 
+# policy_is PID POLICY: its scheduling policy now (/proc/PID/sched: 0
+# SCHED_OTHER, 1 SCHED_FIFO)
+policy_is() { [ "$(sed -n 's/^policy[[:space:]]*:[[:space:]]*//p' "/proc/$1/sched" 2>/dev/null)" = "$2" ]; }
+
 # group_json PID: the automatic policy's group that holds it, as JSON
 group_json() { ctl --json status | jq -c --argjson pid "$1" '.groups[]? | select(.pids | index($pid))'; }
 

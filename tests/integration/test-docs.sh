@@ -56,6 +56,7 @@ check "docs/design.md names no file that is not there (gone: $(comm -23 "$WORK/n
 pattern_of() {
 	case $1 in
 	'calls `sched_setaffinity`') echo 'sched_setaffinity[[:space:]]*\(' ;;
+	'sets its own scheduling (`sched_setattr`)') echo 'sched_set(attr|scheduler|param)|setpriority[[:space:]]*\(' ;;
 	'includes `actuator.h`') echo '#include "actuator\.h"' ;;
 	'includes `placements-table.h`') echo '#include "placements-table\.h"' ;;
 	'includes `sampler.h` in `daemon/sample/` or `daemon/policy/`') echo '#include "sampler\.h"' ;;

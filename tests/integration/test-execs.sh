@@ -58,6 +58,31 @@ EOF
 check "and status says it for people" sh -c "$CCXCTL --socket $SOCK status | grep -q '^execs: '"
 check "a program a rule names is pinned at its exec" pinned_at_exec "$WORK/ccxt-named"
 
+# ccxd waits at real-time priority, so that an exec record's wake-up
+# preempts a program computing where it lands, and works at its normal
+# policy; the kernel stops it past RLIMIT_RTTIME (ccxd(8)). Asleep, it is
+# at real time; at work, briefly not: looked at for a while.
+check "ccxd waits for its events at real-time priority (SCHED_FIFO)" wait_for 3 policy_is "$CCXD_PID" 1
+check "with the kernel's stop for a ccxd that would not sleep there (RLIMIT_RTTIME 100 ms, 200 ms)" \
+	grep -qE '^Max realtime timeout +100000 +200000 +us' "/proc/$CCXD_PID/limits"
+check "and the log does not say it waits at normal priority" sh -c "! grep -q 'at normal priority' '$LOG'"
+check "status says so, with its time slice" \
+	quietly jq -e '.scheduling.wait == "real-time" and .scheduling.note == null and (.scheduling.slice_usec == 100 or .scheduling.slice_usec == null)' <<EOF
+$(ctl --json status)
+EOF
+check "and for people" sh -c "$CCXCTL --socket $SOCK status | grep -q 'ccxd waits at real-time priority, time slice '"
+# realtime_wait = no, by reload: normal priority throughout, and back.
+sed -i 's/^\[daemon\]$/[daemon]\nrealtime_wait = no/' "$CONF"
+ctl reload >/dev/null
+check "with realtime_wait = no (a reload), ccxd waits at its normal policy" always 1 policy_is "$CCXD_PID" 0
+check "and status says why" quietly jq -e '.scheduling.wait == "normal" and .scheduling.note == "realtime_wait = no"' <<EOF
+$(ctl --json status)
+EOF
+check "a program a rule names is still pinned at its exec" pinned_at_exec "$WORK/ccxt-named"
+sed -i '/^realtime_wait = no$/d' "$CONF"
+ctl reload >/dev/null
+check "and with it back, at real time again" wait_for 3 policy_is "$CCXD_PID" 1
+
 if [ "$SOURCE" = bpf ]; then
 	rename=$(execs_field at_rename)
 	end=$(execs_field at_end)
@@ -183,4 +208,30 @@ EOF
 	stop_ccxd
 else
 	echo "ok - BPF refused # SKIP setpriv here cannot drop capabilities from the bounding set"
+fi
+
+# 5. Real time refused (no CAP_SYS_NICE, no RLIMIT_RTPRIO, as for a ccxd
+#    of a user's own; the unit's RestrictRealtime= is tested in
+#    test-systemd-nspawn): ccxd says so once, waits at normal priority, and
+#    still pins at the exec.
+if setpriv --bounding-set -sys_nice --inh-caps -sys_nice true 2>/dev/null; then
+	conf auto
+	prlimit --rtprio=0:0 setpriv --bounding-set -sys_nice --inh-caps -sys_nice \
+		"$CCXD" --config "$CONF" --verbose >"$LOG" 2>&1 &
+	CCXD_PID=$!
+	wait_for 5 ctl version >/dev/null 2>&1 || { not_ok "ccxd starts without CAP_SYS_NICE" "no answer on $SOCK"; exit 1; }
+	check "without real time to be had, ccxd says so once" \
+		sh -c "[ \$(grep -c 'Waiting for execs at normal priority, .*refused SCHED_FIFO' '$LOG') -eq 1 ]"
+	check "and waits at its normal policy" always 1 policy_is "$CCXD_PID" 0
+	check "and status says why" quietly jq -e '.scheduling.wait == "normal" and (.scheduling.note | test("refused SCHED_FIFO"))' <<EOF
+$(ctl --json status)
+EOF
+	# Without CAP_SYS_NICE ccxd may set only the affinity of processes
+	# holding no capability it lacks (it dropped CAP_BPF and CAP_PERFMON
+	# too): such a program.
+	check "a program a rule names is pinned at its exec" \
+		sh -c "[ \"\$(setpriv --bounding-set -sys_nice,-bpf,-perfmon --inh-caps -sys_nice,-bpf,-perfmon $EXEC latency 1 $WORK/ccxt-named 1 hold)\" != timeout ]"
+	stop_ccxd
+else
+	echo "ok - real time refused # SKIP setpriv here cannot drop capabilities from the bounding set"
 fi

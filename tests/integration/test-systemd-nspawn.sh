@@ -176,15 +176,24 @@ check "it runs as user ccxd, not root" [ "$(ns stat -c %U "/proc/$MAINPID")" = c
 check "at nice -5, as its unit says" [ "$(ns cat "/proc/$MAINPID/stat" | sed 's/.*) //' | cut -d' ' -f17)" = -5 ]
 # slice_of PID: its time slice in ns (/proc/PID/sched, se.slice)
 slice_of() { ns cat "/proc/$1/sched" | sed -n 's/^se\.slice[[:space:]]*:[[:space:]]*//p'; }
-slice=$(slice_of "$MAINPID")
+# (A real-time task's se.slice is not shown: ccxd says its own.)
+slice=$(ns ccxctl --json status | jq -r .scheduling.slice_usec)
 if [ "$(uname -r | awk -F. '{print $1 * 100 + $2}')" -ge 612 ]; then
-	check "with the shortest time slice, which the unit lets it ask for ($slice ns)" [ "$slice" = 100000 ]
+	check "with the shortest time slice, which the unit lets it ask for ($slice us)" [ "$slice" = 100 ]
 	check "and nothing in the journal about the default slice" \
 		sh -c "! nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'default time slice'"
 else
 	check "on a kernel without slices of a task's own, the journal says so" \
 		sh -c "nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'default time slice'"
 fi
+# policy_of PID: its scheduling policy (0 SCHED_OTHER, 1 SCHED_FIFO)
+policy_of() { ns cat "/proc/$1/sched" | sed -n 's/^policy[[:space:]]*:[[:space:]]*//p'; }
+waits_at_fifo() { [ "$(policy_of "$MAINPID")" = 1 ]; }
+check "it waits for its events at real-time priority (SCHED_FIFO), which the unit allows" wait_for 3 waits_at_fifo
+check "with the unit's LimitRTTIME= (100 ms, 200 ms)" \
+	sh -c "nsenter -t $LEADER -a cat /proc/$MAINPID/limits </dev/null | grep -qE '^Max realtime timeout +100000 +200000 +us'"
+check "and nothing in the journal about waiting at normal priority" \
+	sh -c "! nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'at normal priority'"
 check "ccxctl status answers" sh -c "nsenter -t $LEADER -a ccxctl status </dev/null | grep -q '^ccxd '"
 check "on the socket that systemd passed" sh -c "nsenter -t $LEADER -a journalctl -u ccxd -b </dev/null | grep -q 'socket-activated'"
 
@@ -253,6 +262,7 @@ if wait_for 10 probing; then
 	worker_slice=$(slice_of "$worker")
 	check "and starts with the kernel's own time slice, not ccxd's ($worker_slice ns)" \
 		sh -c "[ -n '$worker_slice' ] && [ '$worker_slice' != 100000 ]"
+	check "and under SCHED_OTHER, not at ccxd's real-time priority" [ "$(policy_of "$worker")" = 0 ]
 else
 	not_ok "ccxctl probe runs a worker" "no worker_pid in status"
 fi
@@ -445,5 +455,8 @@ check "ccxd runs, with the kernel's default slice ($default_slice ns)" sh -c "
 	[ '$default_slice' != 100000 ]"
 check "and says so once in the journal" sh -c "[ \$(nsenter -t $LEADER -a journalctl -u ccxd -b _PID=$MAINPID </dev/null |
 	grep -c 'default time slice') -eq 1 ]"
+check "and that it waits at normal priority, once" sh -c "[ \$(nsenter -t $LEADER -a journalctl -u ccxd -b _PID=$MAINPID </dev/null |
+	grep -c 'Waiting for execs at normal priority') -eq 1 ]"
+check "as it does" [ "$(policy_of "$MAINPID")" = 0 ]
 rm -f "$NO_SLICE"
 ns systemctl daemon-reload

@@ -102,6 +102,7 @@ static void check_defaults(const struct config *c) {
 	CHECK_STR(c->state_dir, "/var/lib/ccxd");
 	CHECK_STR(c->runtime_dir, "/run/ccxd");
 	CHECK(c->calibrate);
+	CHECK(c->realtime_wait);
 	CHECK(c->metrics_file == NULL);
 	CHECK(c->min_rate == 1048576.0);
 	CHECK(c->min_gain == 0.05);
@@ -181,6 +182,17 @@ static void calibrate_can_be_turned_off(void) {
 		return;
 	CHECK(!c->calibrate);
 	config_free(c);
+}
+
+static void realtime_wait_can_be_turned_off(void) {
+	struct config *c = load_ok("[daemon]\nrealtime_wait = no\n");
+
+	if (c) {
+		CHECK(!c->realtime_wait);
+		config_free(c);
+	}
+	check_errors("[daemon]\nrealtime_wait = sometimes\n",
+		     "2: invalid value 'sometimes' for realtime_wait (expected yes, no, true, false, on, off, 1 or 0)", NULL);
 }
 
 static void parses_every_key(void) {
@@ -421,7 +433,7 @@ static void accepts_bom_and_crlf(void) {
 	config_free(c);
 	/* Only at the very start: elsewhere it is text like any other. */
 	check_errors("[daemon]\n\xef\xbb\xbfmode = off\n",
-		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
+		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -566,7 +578,7 @@ static void rejects_keys_outside_sections(void) {
 
 static void rejects_unknown_daemon_key(void) {
 	check_errors("[daemon]\nsockets = /a\n",
-		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
+		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -609,7 +621,7 @@ static void rejects_unknown_program_key(void) {
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
-		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
+		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -664,7 +676,7 @@ static void rejects_duplicate_daemon_section(void) {
 static void rejects_relative_socket(void) {
 	check_errors("[daemon]\nsocket = run/ccxd.sock\nsocket2 = x\n",
 		     "2: invalid value 'run/ccxd.sock' for socket (expected an absolute path)",
-		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
+		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, seatings, x3d_mode)",
 		     NULL);
 	check_errors("[daemon]\nsocket =\n", "2: invalid value '' for socket (expected an absolute path)", NULL);
 }
@@ -1302,6 +1314,7 @@ static void names_modes_as_the_config_spells_them(void) {
 
 TEST_MAIN(
 	T(calibrate_can_be_turned_off),
+	T(realtime_wait_can_be_turned_off),
 	T(default_config_has_documented_defaults),
 	T(empty_file_gives_defaults),
 	T(comments_and_blank_lines_give_defaults),

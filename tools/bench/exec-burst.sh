@@ -1,11 +1,12 @@
 #!/bin/sh
 # How soon after the kernel's report of the exec ccxd pins a program that
 # starts 8 computing threads at once, in alternating rounds, run by run:
-# ccxd at nice 0, at nice -5 (its unit's Nice=), at nice -20, under
-# SCHED_FIFO (chrt -f 1, where ccxd leaves its policy alone), and, given
-# BEFORE (another ccxd binary: the build before a change), that one at
-# nice -5. ccxd asks for the shortest time slice itself under SCHED_OTHER
-# (ccxd(8)); a BEFORE without that shows what the slice changes. With HOGS,
+# ccxd at nice 0, at nice -5 (its unit's Nice=), under SCHED_FIFO all
+# along (chrt -f 1, where ccxd leaves its policy alone), and, given BEFORE
+# (another ccxd binary: the build before a change), that one at nice -5.
+# Under SCHED_OTHER ccxd asks for the shortest time slice itself, and
+# waits for its events at real-time priority (ccxd(8)); a BEFORE without
+# either shows what they change. With HOGS,
 # that many other programs compute all along: every CPU is busy before the
 # exec too. Prints a Markdown report.
 #
@@ -58,12 +59,11 @@ CONF
 median() { sort -n | awk '{a[++n] = $1} END {print n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2}'; }
 
 # The ways ccxd runs: name, and the command that starts it
-RUNS="nice0 nice-5 nice-20 fifo"
+RUNS="nice0 nice-5 fifo"
 [ -n "$BEFORE" ] && RUNS="$RUNS before"
 how() {
 	case $1 in
 	nice0) echo "nice -n 0 ./daemon/ccxd" ;;
-	nice-20) echo "nice -n -20 ./daemon/ccxd" ;;
 	fifo) echo "chrt -f 1 ./daemon/ccxd" ;;
 	before) echo "nice -n -5 $BEFORE" ;;
 	*) echo "nice -n -5 ./daemon/ccxd" ;;
@@ -71,11 +71,10 @@ how() {
 }
 label() {
 	case $1 in
-	nice0) echo "nice 0, slice 0.1 ms" ;;
-	nice-5) echo "nice -5, slice 0.1 ms (as installed)" ;;
-	nice-20) echo "nice -20, slice 0.1 ms" ;;
-	fifo) echo "SCHED_FIFO 1" ;;
-	before) echo "nice -5, the kernel's default slice (the build before)" ;;
+	nice0) echo "nice 0, waiting at real time" ;;
+	nice-5) echo "nice -5, waiting at real time (as installed)" ;;
+	fifo) echo "SCHED_FIFO 1 all along" ;;
+	before) echo "nice -5, the build before" ;;
 	esac
 }
 
