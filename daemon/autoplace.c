@@ -458,6 +458,121 @@ static void log_verdict(const struct autoplace_group *g) {
 			  g->x.n_trials ? g->x.trials[0].evidence.before / 1048576 : 0.0);
 }
 
+/* ---- crowding ----------------------------------------------------------- */
+
+/* The share of the time g's members wanted a CPU, since the last sample,
+ * that they spent waiting for one; -1 when not known (the first reading,
+ * members that changed). Each member's reading becomes its next baseline. */
+static double members_waited(struct autoplace *a, struct autoplace_group *g) {
+	struct waits_times before = { 0 }, now = { 0 };
+
+	for (size_t i = 0; i < g->n_members; i++) {
+		struct autoplace_member *mb = &g->members[i];
+		struct waits_times w;
+		bool had = mb->have_times;
+
+		mb->have_times = member_entry(a, mb) && waits_read(a->root, mb->pid, &w) >= 0;
+		if (!mb->have_times)
+			continue;
+		if (had) {
+			before.run_ns += mb->times.run_ns;
+			before.wait_ns += mb->times.wait_ns;
+			now.run_ns += w.run_ns;
+			now.wait_ns += w.wait_ns;
+		}
+		mb->times = w;
+	}
+	return waits_share(&before, &now);
+}
+
+/* Each CCX as g's seat sees it: its CPUs, and the other work there (other
+ * programs' load, and the demand of the groups seated there). */
+static struct crowding_ccx *ccxs_around(const struct autoplace *a, const struct topology *t,
+					const struct autoplace_group *g) {
+	size_t n = t->n_ccx ? t->n_ccx : 1;
+	struct crowding_ccx *c = calloc(n, sizeof(*c));
+	double *load = calloc(n, sizeof(*load));
+
+	if (c && load) {
+		other_load(a, t, g, load);
+		for (unsigned k = 0; k < t->n_ccx; k++)
+			c[k] = (struct crowding_ccx){ .cpus = t->ccx[k].usable ? t->ccx[k].n_pus : 0, .taken = load[k] };
+		for (size_t i = 0; i < a->n_groups; i++) {
+			const struct autoplace_group *o = &a->groups[i];
+			if (o != g && holds_ccx(o) && (unsigned)o->ccx < t->n_ccx)
+				c[o->ccx].taken += o->group.demand;
+		}
+	}
+	free(load);
+	if (!load) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* What it does by itself in a seat is measured afresh in each. */
+static void seated(struct autoplace_group *g) {
+	g->n_seated = 0;
+	g->strikes = 0;
+}
+
+/* A kept group whose CCX grew crowded goes where there is room, with the
+ * same seating, or, with none anywhere, back to its own placement. Its
+ * first window samples in a seat measure how much its members wait there
+ * by themselves, and the CPU they use: what it needs, which a crowded
+ * group no longer gets. */
+static void watch_crowding(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
+			   const struct autoplace_options *o) {
+	struct crowding_ccx *ccx;
+	int from = g->ccx, to;
+	double base, need;
+
+	g->waited = members_waited(a, g);
+	if (g->n_seated < o->window) {
+		if (g->waited >= 0) {
+			g->seated_waits[g->n_seated] = g->waited;
+			g->seated_cpu[g->n_seated++] = g->group.cpu;
+		}
+		return;
+	}
+	base = validator_median(g->seated_waits, g->n_seated);
+	need = validator_median(g->seated_cpu, g->n_seated);
+	if (from < 0 || (unsigned)from >= t->n_ccx || !(ccx = ccxs_around(a, t, g)))
+		return;
+	bool crowded = crowding_sample(&g->strikes, g->waited, base, &ccx[from], need, &o->crowding);
+	log_debug("Group %d: waited %.2f of the time (%.2f once seated), CCX %d has %.2f of %.0f CPUs free for %.2f%s",
+		  (int)g->id, g->waited, base, from, ccx[from].cpus - ccx[from].taken, ccx[from].cpus, need,
+		  g->strikes ? " (crowded)" : "");
+	if (!crowded) {
+		free(ccx);
+		return;
+	}
+	seated(g);
+	to = crowding_target(ccx, t->n_ccx, from, need);
+	if (to >= 0) {
+		double room = ccx[to].cpus - ccx[to].taken;
+		g->ccx = to;
+		if (seat(a, t, g, g->x.seating) >= 0 && g->ccx != from) {
+			snprintf(g->crowding, sizeof(g->crowding), "moved: waited %.0f %% of the time on CCX %d "
+				 "(%.0f %% once seated); CCX %d had %.1f CPUs free", g->waited * 100, from, base * 100,
+				 g->ccx, room);
+			log_group(g, "move", "%s", g->crowding);
+			a->stats.crowded_moves++;
+			free(ccx);
+			return;
+		}
+	}
+	snprintf(g->crowding, sizeof(g->crowding), "waited %.0f %% of the time on CCX %d (%.0f %% once seated), "
+		 "and no other CCX had %.1f CPUs free", g->waited * 100, from, base * 100, need);
+	log_group(g, "release", "crowded: %s: originals back", g->crowding);
+	experiment_crowded(&g->x);
+	release(a, g);
+	g->ccx = -1;
+	a->stats.crowded_releases++;
+	free(ccx);
+}
+
 /* Carries out what g's experiment asks, until it asks nothing more; and
  * when that ends an experiment (validating: one was under way), its
  * verdict is counted, learnt and logged. */
@@ -482,6 +597,7 @@ static void carry_out(struct autoplace *a, const struct topology *t, struct auto
 		return;
 	if (g->x.state == EXPERIMENT_KEPT) {
 		a->stats.kept++;
+		seated(g);
 		if (g->programs)
 			learned_keep(a->learned, g->programs, g->x.seating);
 	} else if (g->x.state == EXPERIMENT_REVERTED)
@@ -518,6 +634,7 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 	if (i.first) {
 		(*moves)++;
 		cite_probe(g, o);
+		g->crowding[0] = '\0';
 	}
 	carry_out(a, t, g, &in, i, validating);
 }
@@ -575,6 +692,7 @@ static int merge_groups(struct autoplace *a, struct group *fresh, size_t n) {
 			memset(g, 0, sizeof(*g));
 			g->id = fresh[i].id;
 			g->ccx = -1;
+			g->waited = -1;
 			g->x.state = EXPERIMENT_MEASURING;
 			g->programs = programs_of(a, &fresh[i], a->sample);
 		} else {
@@ -729,12 +847,19 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 			dry_run(a, t, g, &o);
 		else
 			step(a, t, g, &o, &moves);
+		if (g->x.state == EXPERIMENT_KEPT)
+			watch_crowding(a, t, g, &o);
+		else {
+			g->waited = -1;
+			g->strikes = 0;
+		}
 	}
 
 	for (size_t i = 0; i < a->n_groups; i++) {
 		struct autoplace_group *g = &a->groups[i];
 		struct reasons_group words = { .x = &g->x, .seen = g->seen, .quiet = g->quiet, .ccx = g->ccx,
-					       .demand = g->group.demand };
+					       .demand = g->group.demand,
+					       .crowding = g->crowding[0] ? g->crowding : NULL };
 		reasons_of_group(&words, placer_largest_ccx(t), o.window, AUTOPLACE_RELEASE_AFTER, g->reason,
 				 sizeof(g->reason));
 	}

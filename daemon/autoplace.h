@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "crowding.h"
 #include "experiment.h"
 #include "groups.h"
 #include "placements.h"
@@ -21,6 +22,7 @@
 #include "seatings.h"
 #include "topology.h"
 #include "validator.h"
+#include "waits.h"
 
 
 
@@ -29,6 +31,8 @@
 struct autoplace_member {
 	pid_t pid;
 	uint64_t start_time;
+	struct waits_times times;  /* its threads' at the last sample, while its group is kept */
+	bool have_times;
 };
 
 
@@ -45,7 +49,15 @@ struct autoplace_group {
 	size_t n_members, allocated_members;
 	bool probe_used;           /* its last plan cited probe figures: */
 	struct seatings_ranking probe;
-	char reason[192];          /* its state, why, in words for a person */
+	double waited;             /* kept: its members' share of wanted time spent waiting for a
+				    * CPU in the last sample (waits_share()); -1: not known */
+	double seated_waits[VALIDATOR_WINDOW_MAX];  /* kept: that share in its first samples in its
+						     * seat, window of them */
+	double seated_cpu[VALIDATOR_WINDOW_MAX];    /* and the CPU its members used then */
+	size_t n_seated;
+	unsigned strikes;          /* kept: crowded samples in a row (crowding.h) */
+	char crowding[160];        /* why it last moved, or was put back, for its CCX was crowded */
+	char reason[256];          /* its state, why, in words for a person */
 };
 
 struct autoplace_stats {
@@ -56,6 +68,7 @@ struct autoplace_stats {
 	size_t last_scanned;       /* processes looked at */
 	size_t last_active;        /* of which used CPU */
 	uint64_t moves, kept, reverted;
+	uint64_t crowded_moves, crowded_releases;   /* kept groups moved, or put back, off a crowded CCX */
 	const char *source;        /* where active processes are read from: "bpf" or "proc" */
 	enum sampler_reading reading;
 	const char *note;          /* why not as the config asked; NULL when as asked */
@@ -71,6 +84,7 @@ struct autoplace_options {
 	const enum seating *seatings;   /* the seatings to try, in order */
 	size_t n_seatings;
 	const struct seatings_ranking *probe;   /* the figures that ranked them; NULL: none */
+	struct crowding_options crowding;       /* crowded_wait, crowded_samples */
 };
 
 struct autoplace;

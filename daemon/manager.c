@@ -306,6 +306,7 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 			.window = m->config->window,
 			.seatings = m->config->seatings,
 			.n_seatings = m->config->n_seatings,
+			.crowding = { .max_wait = m->config->crowded_wait, .samples = m->config->crowded_samples },
 		};
 		struct seatings_ranking probe;
 		/* Measured costs rank the seatings where there are figures. */

@@ -185,6 +185,8 @@ static json_object *group_json(const struct status_group *g, const struct sample
 	json_object_object_add(o, "demand", json_object_new_double(g->demand));
 	json_object_object_add(o, "split", json_object_new_boolean(g->split));
 	json_object_object_add(o, "turns", json_object_new_boolean(g->turns));
+	json_object_object_add(o, "waited", g->waited >= 0 ? json_object_new_double(g->waited) : NULL);
+	json_object_object_add(o, "waited_seated", g->waited_seated >= 0 ? json_object_new_double(g->waited_seated) : NULL);
 	members = members_json(g, g->seen ? sample : NULL, &wakeups, &switches);
 	json_object_object_add(o, "wakeups_per_s", json_object_new_double(wakeups));
 	json_object_object_add(o, "switches_per_s", json_object_new_double(switches));
@@ -245,6 +247,8 @@ static json_object *sampling_json(const struct status_sampling *st) {
 	json_object_object_add(o, "moves", u64(st->moves));
 	json_object_object_add(o, "kept", u64(st->kept));
 	json_object_object_add(o, "reverted", u64(st->reverted));
+	json_object_object_add(o, "crowded_moves", u64(st->crowded_moves));
+	json_object_object_add(o, "crowded_releases", u64(st->crowded_releases));
 	return o;
 }
 

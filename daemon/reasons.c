@@ -21,9 +21,14 @@ void reasons_of_group(const struct reasons_group *g, double largest_ccx, unsigne
 			 seating_to_string(g->x->seating));
 		break;
 	case EXPERIMENT_KEPT:
-		snprintf(r, size, "kept on CCX %d (%s): %s", g->ccx, seating_to_string(g->x->seating),
+		snprintf(r, size, "kept on CCX %d (%s): %s%s%s", g->ccx, seating_to_string(g->x->seating),
 			 g->x->guard ? "no seating beat its rate before, and the others ran slower"
-				    : "faster there, beyond the noise");
+				    : "faster there, beyond the noise",
+			 g->crowding ? "; " : "", g->crowding ? g->crowding : "");
+		break;
+	case EXPERIMENT_CROWDED:
+		snprintf(r, size, "put back: its CCX grew crowded (%s) (tried again in %u samples)",
+			 g->crowding ? g->crowding : "its members waited for a CPU", g->x->backoff);
 		break;
 	case EXPERIMENT_REVERTED:
 		snprintf(r, size, "put back: no seating beat its rate before%s (tried again in %u samples)",

@@ -16,6 +16,7 @@ struct reasons_group {
 	unsigned quiet;               /* samples in a row it was not seen */
 	int ccx;                      /* decided CCX, -1 if none */
 	double demand;                /* the CPUs it needs (groups.h) */
+	const char *crowding;         /* why it last moved, or was put back, off a crowded CCX; NULL */
 };
 
 /* g's reason into r (size bytes): largest_ccx is the CPUs of the largest

@@ -93,6 +93,9 @@ static void status_group_of(const struct autoplace_group *g, struct status_group
 		.demand = g->group.demand,
 		.split = g->group.split,
 		.turns = g->group.turns,
+		.waited = g->waited,
+		.waited_seated = x->state == EXPERIMENT_KEPT && g->n_seated ?
+					 validator_median(g->seated_waits, g->n_seated) : -1,
 		.n_trials = x->n_trials,
 		.last = (long)x->n_trials - 1,
 		.probe_used = g->probe_used,
@@ -197,6 +200,8 @@ int status_sampling(const struct autoplace *a, const struct topology *t, struct 
 		.moves = as.moves,
 		.kept = as.kept,
 		.reverted = as.reverted,
+		.crowded_moves = as.crowded_moves,
+		.crowded_releases = as.crowded_releases,
 	};
 	st->sample = autoplace_sample(a);
 	st->groups = calloc(st->n_groups ? st->n_groups : 1, sizeof(*st->groups));

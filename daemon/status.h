@@ -87,6 +87,9 @@ struct status_group {
 	double bytes_per_s, cpu, demand;
 	bool split;
 	bool turns;               /* a pair that takes turns (groups.h) */
+	double waited;            /* kept: its members' share of wanted time spent waiting for a
+				   * CPU in the last sample; -1: not known */
+	double waited_seated;     /* that share in its first samples in its seat; -1: not yet */
 	struct status_trial trials[STATUS_SEATINGS];
 	size_t n_trials;
 	long last;                /* the trial whose evidence stands (a kept group's, of the
@@ -111,6 +114,7 @@ struct status_sampling {
 	uint64_t cycles, last_cycle_usec, last_counting_usec, last_counts_lost;
 	size_t last_scanned, last_active;
 	uint64_t moves, kept, reverted;
+	uint64_t crowded_moves, crowded_releases;   /* kept groups moved, or put back, off a crowded CCX */
 };
 
 struct ccxd_status {

@@ -302,6 +302,35 @@ static int set_min_gain(struct assignment *a) {
 	return 0;
 }
 
+/* "25%" or "0.25"; 0: never */
+static int set_crowded_wait(struct assignment *a) {
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(a->value, &end);
+	if (end != a->value && *end == '%' && end[1] == '\0')
+		v /= 100.0;
+	else if (end == a->value || *end)
+		v = -1;
+	if (errno || !(v >= 0.0 && v <= 1.0))
+		return invalid(a, "a share of the time such as 25% or 0.25, at most 100%; 0: never");
+	a->config->crowded_wait = v;
+	return 0;
+}
+
+static int set_crowded_samples(struct assignment *a) {
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(a->value, &end, 10);
+	if (errno || end == a->value || *end || v < 1 || v > 60)
+		return invalid(a, "a number of samples, 1 to 60");
+	a->config->crowded_samples = (unsigned)v;
+	return 0;
+}
+
 static int set_window(struct assignment *a) {
 	char *end;
 	long v;
@@ -519,6 +548,8 @@ static const struct key daemon_keys[] = {
 	{ "min_message_rate", set_min_message_rate },
 	{ "min_gain", set_min_gain },
 	{ "window", set_window },
+	{ "crowded_wait", set_crowded_wait },
+	{ "crowded_samples", set_crowded_samples },
 	{ "seatings", set_seatings },
 	{ "x3d_mode", set_x3d_mode },
 	{ NULL, NULL },

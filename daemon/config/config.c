@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "config-keys.h"
+#include "crowding.h"
 #include "groups.h"
 #include "log.h"
 #include "regfile.h"
@@ -739,6 +740,8 @@ struct config *config_new_default(void) {
 	c->min_message_rate = GROUPS_DEFAULT_MIN_MESSAGE_RATE;
 	c->min_gain = VALIDATOR_DEFAULT_MIN_GAIN;
 	c->window = 3;
+	c->crowded_wait = CROWDING_DEFAULT_WAIT;
+	c->crowded_samples = CROWDING_DEFAULT_SAMPLES;
 	for (int i = 0; i < _SEATING_MAX; i++)
 		c->seatings[c->n_seatings++] = (enum seating)i;
 	if (!c->socket || !c->topology || !c->state_dir || !c->runtime_dir) {

@@ -61,6 +61,8 @@ struct config {
 	double min_message_rate;  /* or messages/s; default 200, 0: bytes alone */
 	double min_gain;          /* a move is kept above this relative gain; default 0.05 */
 	unsigned window;          /* samples before and after a move; default 3 */
+	double crowded_wait;      /* a kept group is crowded above this share of time waiting; 0: never */
+	unsigned crowded_samples; /* in this many samples in a row (crowding.h) */
 	enum seating seatings[_SEATING_MAX];   /* ways to seat a group, in the order tried */
 	size_t n_seatings;        /* default: one-per-core, smt-siblings, shared-cpu */
 	enum config_x3d x3d_mode; /* default keep */

@@ -26,6 +26,7 @@ static const char *const state_names[] = {
 	[EXPERIMENT_NO_GAIN] = "no-gain",
 	[EXPERIMENT_NO_RATE] = "no-rate",
 	[EXPERIMENT_BY_KERNEL] = "by-kernel",
+	[EXPERIMENT_CROWDED] = "crowded",
 };
 
 /* "unknown" past the end: status.c lists the states up to that name. */
@@ -233,6 +234,7 @@ struct experiment_intent experiment_sample(struct experiment *x, const struct ex
 		return next_turn(x, in);
 	case EXPERIMENT_REVERTED:
 	case EXPERIMENT_BY_HAND:
+	case EXPERIMENT_CROWDED:
 		if (x->backoff > 0 && --x->backoff == 0) {
 			x->state = EXPERIMENT_MEASURING;
 			x->n_before = 0;
@@ -279,6 +281,13 @@ struct experiment_intent experiment_done(struct experiment *x, const struct expe
 		break;
 	}
 	return nothing;
+}
+
+struct experiment_intent experiment_crowded(struct experiment *x) {
+	x->guard = false;
+	x->state = EXPERIMENT_CROWDED;
+	x->backoff = EXPERIMENT_BACKOFF;
+	return release(x);
 }
 
 void experiment_reset(struct experiment *x) {

@@ -34,6 +34,8 @@ enum experiment_state {
 	EXPERIMENT_NO_GAIN,        /* the probe measured no seating apart from apart: not moved */
 	EXPERIMENT_NO_RATE,        /* nothing to judge a move by (threads that do no I/O): not moved */
 	EXPERIMENT_BY_KERNEL,      /* one process's threads, which the kernel's cache-aware balancing keeps */
+	EXPERIMENT_CROWDED,        /* its CCX grew crowded and no other had room: originals back; tried
+				    * again later */
 };
 
 struct experiment_trial {
@@ -92,6 +94,11 @@ struct experiment_intent experiment_sample(struct experiment *x, const struct ex
  * -errno (that seating cannot be had: the next is tried). Returns what to
  * do next; the caller goes on until EXPERIMENT_NOTHING. */
 struct experiment_intent experiment_done(struct experiment *x, const struct experiment_input *in, int result);
+
+/* A kept group whose CCX grew crowded, with no other CCX to go to
+ * (crowding.h): its members go back to their own placement, and it is
+ * tried again after EXPERIMENT_BACKOFF samples. Returns the release. */
+struct experiment_intent experiment_crowded(struct experiment *x);
 
 /* Nothing is seated any more (the members were put back from outside): an
  * experiment under way, or a kept seating, starts again from measuring. */

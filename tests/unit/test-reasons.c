@@ -44,5 +44,23 @@ static void the_kernels_says_whose_it_is(void) {
 		     "and moves them when it is crowded, so they are left to it");
 }
 
+static void a_move_off_a_crowded_ccx_is_said(void) {
+	struct experiment x = { .state = EXPERIMENT_KEPT, .seating = SEATING_SHARED };
+	struct reasons_group g = { .x = &x, .seen = true, .ccx = 1,
+				   .crowding = "moved: waited 57 % of the time on CCX 0 (34 % once seated); CCX 1 had "
+					       "1.0 CPUs free" };
+	char r[256];
+
+	reasons_of_group(&g, 1.0, 3, 5, r, sizeof(r));
+	CHECK_STR(r, "kept on CCX 1 (shared-cpu): faster there, beyond the noise; moved: waited 57 % of the time on "
+		     "CCX 0 (34 % once seated); CCX 1 had 1.0 CPUs free");
+	x.state = EXPERIMENT_CROWDED;
+	x.backoff = 60;
+	g.crowding = "waited 58 % of the time on CCX 0 (34 % once seated), and no other CCX had 1.0 CPUs free";
+	reasons_of_group(&g, 1.0, 3, 5, r, sizeof(r));
+	CHECK_STR(r, "put back: its CCX grew crowded (waited 58 % of the time on CCX 0 (34 % once seated), and no "
+		     "other CCX had 1.0 CPUs free) (tried again in 60 samples)");
+}
+
 TEST_MAIN(T(no_room_says_what_is_needed), T(an_unseen_group_says_when_it_ends), T(measuring_counts_its_samples),
-	  T(the_kernels_says_whose_it_is))
+	  T(the_kernels_says_whose_it_is), T(a_move_off_a_crowded_ccx_is_said))

@@ -10,12 +10,12 @@
 # that many other programs compute all along: every CPU is busy before the
 # exec too. Prints a Markdown report.
 #
-#   tools/bench/exec-burst.sh [ROUNDS] [EXECS] [BEFORE] [HOGS]
-#       (root; default 3 60 "" 0)
+#   tools/bench/exec-burst.sh [ROUNDS] [EXECS] [BEFORE] [HOGS] [KIND]
+#       (root; default 3 60 "" 0 threads)
 #
-# Each exec is a copy of ccxt-exec under a name a rule pins, run as
-# "threads": it makes 7 more threads that compute, at once; it is killed
-# 30 ms later. The figures are ccxd's own (status exec_pins: from the
+# Each exec is a copy of ccxt-exec under a name a rule pins, run as KIND:
+# "threads" makes 7 more threads that compute, at once; "spin" computes
+# alone; "hold" sleeps. It is killed 30 ms later. The figures are ccxd's own (status exec_pins: from the
 # kernel's report of the exec to the affinity set), medians over the rounds.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -23,6 +23,7 @@ ROUNDS=${1:-3}
 N=${2:-60}
 BEFORE=${3:-}
 HOGS=${4:-0}
+KIND=${5:-threads}
 [ "$(id -u)" -eq 0 ] || { echo "exec-burst.sh needs root" >&2; exit 1; }
 make -s all >/dev/null
 for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
@@ -92,7 +93,7 @@ for r in $(seq 1 "$ROUNDS"); do
 			SIDE_PIDS="$SIDE_PIDS $!"
 		done
 		for i in $(seq 1 "$N"); do
-			"$WORK/ccxt-burst" threads &
+			"$WORK/ccxt-burst" "$KIND" &
 			b=$!
 			sleep 0.03
 			kill -KILL "$b"
@@ -106,7 +107,7 @@ done
 
 col() { for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$2" "$WORK/$1.$r"; done | median; }
 echo "Machine: $(nproc) CPUs, $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-echo "Command: tools/bench/exec-burst.sh $ROUNDS $N${BEFORE:+ $BEFORE} $HOGS ($(date -u +%Y-%m-%d))"
+echo "Command: tools/bench/exec-burst.sh $ROUNDS $N${BEFORE:+ $BEFORE} $HOGS $KIND ($(date -u +%Y-%m-%d))"
 echo
 echo "| ccxd at | pinned after the exec's report, p50 us | p90 us | max us |"
 echo "|---|---|---|---|"

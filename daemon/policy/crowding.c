@@ -1,0 +1,31 @@
+#include "crowding.h"
+
+/* Whether c has room for demand CPUs besides its other work. */
+static bool fits(const struct crowding_ccx *c, double demand) {
+	return c->cpus > 0 && c->cpus - c->taken + CROWDING_SLACK >= demand;
+}
+
+static double room_of(const struct crowding_ccx *c) {
+	return c->cpus - c->taken;
+}
+
+bool crowding_sample(unsigned *strikes, double waited, double base, const struct crowding_ccx *home, double demand,
+		     const struct crowding_options *o) {
+	bool crowded = o->max_wait > 0 && waited >= 0 && base >= 0 && waited - base >= o->max_wait &&
+		       !fits(home, demand);
+
+	*strikes = crowded ? *strikes + 1 : 0;
+	return crowded && *strikes >= (o->samples ? o->samples : 1);
+}
+
+int crowding_target(const struct crowding_ccx *ccx, size_t n, int from, double demand) {
+	int best = -1;
+
+	for (size_t c = 0; c < n; c++) {
+		if ((int)c == from || !fits(&ccx[c], demand))
+			continue;
+		if (best < 0 || room_of(&ccx[c]) > room_of(&ccx[best]))
+			best = (int)c;
+	}
+	return best;
+}

@@ -1,0 +1,56 @@
+/* Whether a seated group's CCX has become crowded, and where it goes then:
+ * pure functions of what a sample tells. A group's seat is a hard
+ * affinity, so when other work lands on its CPUs the group cannot move
+ * away by itself, as a program the kernel placed would. Its members then
+ * wait, runnable, for a CPU; that waiting is the evidence, read from their
+ * threads' schedstat (waits.h).
+ *
+ * Members seated on one CPU on purpose wait for each other: a ping-pong
+ * pair alone on one CPU waits 34 % of the time it wants a CPU, two busy
+ * processes 43 %. So what counts is how much more they wait than they did
+ * once seated, by their own share measured then; and the CCX must also be
+ * short of CPUs once the other work there is counted. Both must hold for
+ * several samples in a row: a compiler that runs for a second is no reason
+ * to move. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Defaults of crowded_wait and crowded_samples (ccxd.conf(5)): one
+ * CPU-bound program on a pair's CPU raised its share by 18 to 33 points,
+ * and a steady pair's share varies by 3 from one sample to the next
+ * (BENCHMARKS.md, "Crowding"). */
+#define CROWDING_DEFAULT_WAIT 0.15
+#define CROWDING_DEFAULT_SAMPLES 3
+/* A CCX has room for a group when its CPUs less its other work, and this
+ * much, hold the group's demand: the other programs' load comes from
+ * /proc/stat, in clock ticks, and a few ticks' error and a shell's
+ * housekeeping come to about this. */
+#define CROWDING_SLACK 0.25
+
+/* One CCX as a group's seat sees it. */
+struct crowding_ccx {
+	double cpus;               /* its CPUs; 0 for one that cannot be used */
+	double taken;              /* CPUs' worth of other work there: other programs' load, and
+				    * the demand of the groups ccxd seated there */
+};
+
+struct crowding_options {
+	double max_wait;           /* crowded_wait: how much the share of wanted time spent waiting
+				    * may grow over the share once seated; 0: never */
+	unsigned samples;          /* crowded_samples, in a row */
+};
+
+/* One sample of a group seated on home, which needs demand CPUs (as
+ * measured when it was seated: what a crowded group gets understates it),
+ * and whose members spent the share waited (waits_share(); < 0: not known)
+ * of the time they wanted a CPU waiting for one, against base once seated.
+ * *strikes counts the crowded samples in a row; returns true once there
+ * were o->samples of them. */
+bool crowding_sample(unsigned *strikes, double waited, double base, const struct crowding_ccx *home, double demand,
+		     const struct crowding_options *o);
+
+/* Where a crowded group goes: of the CCXs other than from that have room
+ * for demand, the one with the most (cpus less taken); else -1. */
+int crowding_target(const struct crowding_ccx *ccx, size_t n, int from, double demand);

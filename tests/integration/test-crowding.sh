@@ -1,0 +1,91 @@
+# A kept group whose CCX grows crowded moves to a CCX with room, and goes
+# back to its own placement where none has room, with the reason and the
+# figures; under the defaults of crowded_wait and crowded_samples. Two
+# one-CPU CCXs: a ping-pong pair is kept on one CPU (the only seating
+# allowed, so that it is known), and a program that a hand pins to that CPU
+# crowds it.
+. "$(dirname "$0")/lib.sh"
+cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-hog"   # under another name: a program that computes
+
+write_conf <<CONF
+[daemon]
+traffic = no
+socket = $SOCK
+topology = $TWO_CCX
+interval = 500ms
+seatings = shared-cpu
+CONF
+start_ccxd
+
+group_state() { group_json "$1" | jq -r '.state'; }
+settled() { case "$(group_state "$1")" in kept|reverted) return 0 ;; *) return 1 ;; esac; }
+talk() {   # KIND ARGS...: sets P and C
+	rm -f "$WORK/talk.pids"
+	"$TOP/tools/helpers/ccxt-talk" "$@" > "$WORK/talk.pids" &
+	CHILDREN="$CHILDREN $!"
+	wait_for 2 test -s "$WORK/talk.pids"
+	read -r P C < "$WORK/talk.pids"
+	CHILDREN="$CHILDREN $P $C"
+}
+# kept_pair: a ping-pong pair that ccxd kept on one CPU, in P and C. Its
+# experiment is a measurement: a pair that came out reverted is tried anew.
+kept_pair() {
+	for try in 1 2 3; do
+		talk pingpong 0 120
+		wait_for 40 settled "$P"
+		[ "$(group_state "$P")" = kept ] && return 0
+		echo "# try $try: $(group_json "$P" | jq -c '{state, trials: [.trials[] | {seating, gain, beat}]}')"
+		sig KILL "$P" "$C"
+		sleep 2.5   # the group ends, its members gone
+	done
+	return 1
+}
+has() { group_json "$P" | jq -e "$1" >/dev/null; }
+
+if ! kept_pair; then
+	not_ok "a ping-pong pair is kept on one CPU" "reverted three times: $(group_json "$P" | jq -c .)"
+	exit 1
+fi
+HOME_CPU=$(cpus_of "$P")
+OTHER=$((1 - HOME_CPU))
+check "a ping-pong pair is kept on one CPU ($HOME_CPU)" sh -c "[ '$HOME_CPU' = 0 ] || [ '$HOME_CPU' = 1 ]"
+seated_share() { has '.waited_seated != null'; }
+check "how much its members wait for a CPU by themselves there is measured" wait_for 5 seated_share
+echo "# kept, alone: $(group_json "$P" | jq -c '{waited, waited_seated}')"
+check "and it stays there" always 3 cpus_are "$P" "$HOME_CPU"
+
+# 1. A program pinned by hand to the pair's CPU: the pair waits, and the
+#    other CCX has room.
+taskset -c "$HOME_CPU" "$WORK/ccxt-hog" spin &
+HOG=$!
+CHILDREN="$CHILDREN $HOG"
+moved() { cpus_are "$P" "$OTHER" && cpus_are "$C" "$OTHER"; }
+check "crowded by a program pinned to its CPU, the pair moves to the other CCX" wait_for 10 moved
+g=$(group_json "$P")
+echo "# moved: $(echo "$g" | jq -c '{state, ccx, waited, reason}')"
+check "still kept, with the same seating" sh -c "echo '$g' | jq -e '.state == \"kept\" and .seating == \"shared-cpu\" and .ccx == $OTHER' >/dev/null"
+check "and the reason says why, with the figures" \
+	sh -c "echo '$g' | jq -e '.reason | test(\"moved: waited [0-9]+ % of the time on CCX $HOME_CPU \\\\([0-9]+ % once seated\\\\); CCX $OTHER had [0-9.]+ CPUs free\")' >/dev/null"
+check "so does the journal" grep -qE "Group [0-9]+ \\(.*\\): moved: waited [0-9]+ % of the time on CCX $HOME_CPU" "$LOG"
+check "status counts the move" quietly jq -e '.sampling.crowded_moves == 1' <<EOF
+$(ctl --json status)
+EOF
+check "the program pinned by hand keeps its CPU" cpus_are "$HOG" "$HOME_CPU"
+check "and the pair stays on the CCX with room" always 3 moved
+
+# 2. Crowded there too, with no CCX left with room: the pair goes back to
+#    its own placement, and is tried again later.
+taskset -c "$OTHER" "$WORK/ccxt-hog" spin &
+HOG2=$!
+CHILDREN="$CHILDREN $HOG2"
+back() { cpus_are "$P" 0-1 && cpus_are "$C" 0-1 && has '.state == "crowded"'; }
+check "with every CCX crowded, the pair is put back where it was (crowded)" wait_for 10 back
+g=$(group_json "$P")
+echo "# put back: $(echo "$g" | jq -c '{state, ccx, reason}')"
+check "and the reason says why" \
+	sh -c "echo '$g' | jq -e '.reason | test(\"^put back: its CCX grew crowded \\\\(waited [0-9]+ % of the time on CCX $OTHER \\\\([0-9]+ % once seated\\\\), and no other CCX had [0-9.]+ CPUs free\\\\) \\\\(tried again in [0-9]+ samples\\\\)\")' >/dev/null"
+check "so does the journal" grep -qE "crowded: waited [0-9]+ % of the time on CCX $OTHER \\([0-9]+ % once seated\\), and no other CCX had" "$LOG"
+check "and it stays put back while crowded" always 3 back
+sig KILL "$HOG" "$HOG2"
+sig KILL "$P" "$C"
+stop_ccxd

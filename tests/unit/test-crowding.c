@@ -1,0 +1,104 @@
+/* When a kept group's CCX is crowded, and where it goes: the pure policy,
+ * with the shares read from real pairs on two one-CPU CCXs (BENCHMARKS.md,
+ * "Crowding"). */
+#include "crowding.h"
+#include "test.h"
+
+static const struct crowding_options defaults = { CROWDING_DEFAULT_WAIT, CROWDING_DEFAULT_SAMPLES };
+
+/* A ping-pong pair kept on one CPU, alone there: its members wait for
+ * each other 34 % of the time they want a CPU, as they did once seated. */
+static void a_pair_alone_is_not_crowded(void) {
+	struct crowding_ccx home = { .cpus = 1, .taken = 0.04 };
+	unsigned strikes = 0;
+
+	for (int i = 0; i < 10; i++)
+		CHECK(!crowding_sample(&strikes, 0.34 + (i % 3) * 0.01, 0.34, &home, 1.0, &defaults));
+	CHECK_INT(strikes, 0);
+	/* Ticks' noise in the other load is no crowd (CROWDING_SLACK). */
+	home.taken = 0.2;
+	for (int i = 0; i < 10; i++)
+		CHECK(!crowding_sample(&strikes, 0.57, 0.34, &home, 1.0, &defaults));
+}
+
+/* Two busy processes kept on one CPU wait 43 % of the time: what they
+ * were kept with, however the other load reads. */
+static void waiting_for_each_other_is_not_crowding(void) {
+	struct crowding_ccx home = { .cpus = 1, .taken = 0.6 };
+	unsigned strikes = 0;
+
+	for (int i = 0; i < 10; i++)
+		CHECK(!crowding_sample(&strikes, 0.45, 0.43, &home, 1.0, &defaults));
+}
+
+/* A program pinned to the pair's CPU: the pair's share rises from 34 to
+ * 57 %, and the CCX is short; after crowded_samples in a row, it is
+ * crowded. */
+static void a_sustained_crowd_is_noticed(void) {
+	struct crowding_ccx home = { .cpus = 1, .taken = 0.55 };
+	unsigned strikes = 0;
+
+	CHECK(!crowding_sample(&strikes, 0.57, 0.34, &home, 1.0, &defaults));
+	CHECK(!crowding_sample(&strikes, 0.58, 0.34, &home, 1.0, &defaults));
+	CHECK(crowding_sample(&strikes, 0.57, 0.34, &home, 1.0, &defaults));
+	CHECK_INT(strikes, 3);
+	/* A pair kept on CPUs of their own: 1 % once seated, 34 % crowded. */
+	strikes = 0;
+	home = (struct crowding_ccx){ .cpus = 2, .taken = 0.6 };
+	for (int i = 0; i < 2; i++)
+		CHECK(!crowding_sample(&strikes, 0.34, 0.01, &home, 2.0, &defaults));
+	CHECK(crowding_sample(&strikes, 0.34, 0.01, &home, 2.0, &defaults));
+}
+
+/* A sample without the crowd starts the count again: a second's compile
+ * is no reason to move. Nor is a share not known. */
+static void a_short_crowd_is_not(void) {
+	struct crowding_ccx home = { .cpus = 1, .taken = 0.55 }, calm = { .cpus = 1, .taken = 0.02 };
+	unsigned strikes = 0;
+
+	CHECK(!crowding_sample(&strikes, 0.57, 0.34, &home, 1.0, &defaults));
+	CHECK(!crowding_sample(&strikes, 0.57, 0.34, &home, 1.0, &defaults));
+	CHECK(!crowding_sample(&strikes, 0.34, 0.34, &calm, 1.0, &defaults));
+	CHECK_INT(strikes, 0);
+	CHECK(!crowding_sample(&strikes, 0.57, 0.34, &home, 1.0, &defaults));
+	CHECK(!crowding_sample(&strikes, -1, 0.34, &home, 1.0, &defaults));
+	CHECK_INT(strikes, 0);
+}
+
+static void crowded_wait_0_never_moves(void) {
+	struct crowding_options never = { 0, 1 };
+	struct crowding_ccx home = { .cpus = 1, .taken = 1 };
+	unsigned strikes = 0;
+
+	CHECK(!crowding_sample(&strikes, 0.9, 0.0, &home, 1.0, &never));
+}
+
+static void one_sample_suffices_when_asked(void) {
+	struct crowding_options quick = { 0.15, 1 };
+	struct crowding_ccx home = { .cpus = 8, .taken = 7.5 };
+	unsigned strikes = 0;
+
+	CHECK(crowding_sample(&strikes, 0.3, 0.1, &home, 1.0, &quick));
+}
+
+/* The CCX with the most room other than home, if it holds the demand. */
+static void it_goes_where_there_is_room(void) {
+	struct crowding_ccx ccx[] = { { 8, 7.5 }, { 8, 6.0 }, { 8, 2.5 }, { 0, 0 } };
+
+	CHECK_INT(crowding_target(ccx, 4, 0, 2.0), 2);
+	CHECK_INT(crowding_target(ccx, 4, 2, 2.0), 1);
+	CHECK_INT(crowding_target(ccx, 4, 0, 6.0), -1);   /* none has 6 CPUs free */
+	CHECK_INT(crowding_target(ccx, 4, 2, 3.0), -1);   /* not home, and not an unusable one */
+}
+
+static void two_one_cpu_ccxs(void) {
+	struct crowding_ccx ccx[] = { { 1, 1.0 }, { 1, 0.03 } };
+
+	CHECK_INT(crowding_target(ccx, 2, 0, 1.0), 1);
+	ccx[1].taken = 0.55;   /* both crowded: back to its own placement */
+	CHECK_INT(crowding_target(ccx, 2, 0, 1.0), -1);
+}
+
+TEST_MAIN(T(a_pair_alone_is_not_crowded), T(waiting_for_each_other_is_not_crowding), T(a_sustained_crowd_is_noticed),
+	  T(a_short_crowd_is_not), T(crowded_wait_0_never_moves), T(one_sample_suffices_when_asked),
+	  T(it_goes_where_there_is_room), T(two_one_cpu_ccxs))
