@@ -458,6 +458,23 @@ static void log_verdict(const struct autoplace_group *g) {
 			  g->x.n_trials ? g->x.trials[0].evidence.before / 1048576 : 0.0);
 }
 
+/* Which processes a group is, in one number: its sorted pids, hashed
+ * (FNV-1a). */
+static uint64_t pids_signature(const struct group *grp) {
+	uint64_t h = 14695981039346656037ULL;
+
+	for (size_t i = 0; i < grp->n_pids; i++) {
+		h ^= (uint64_t)(uint32_t)grp->pids[i];
+		h *= 1099511628211ULL;
+	}
+	return h ^ grp->n_pids;
+}
+
+/* Whether a kept group is no longer the processes it was kept as. */
+static bool members_changed(const struct autoplace_group *g) {
+	return g->x.state == EXPERIMENT_KEPT && pids_signature(&g->group) != g->kept_pids;
+}
+
 /* ---- crowding ----------------------------------------------------------- */
 
 /* The share of the time g's members wanted a CPU, since the last sample,
@@ -554,6 +571,7 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 		double room = ccx[to].cpus - ccx[to].taken;
 		g->ccx = to;
 		if (seat(a, t, g, g->x.seating) >= 0 && g->ccx != from) {
+			experiment_reseated(&g->x);
 			snprintf(g->crowding, sizeof(g->crowding), "moved: waited %.0f %% of the time on CCX %d "
 				 "(%.0f %% once seated); CCX %d had %.1f CPUs free", g->waited * 100, from, base * 100,
 				 g->ccx, room);
@@ -597,6 +615,7 @@ static void carry_out(struct autoplace *a, const struct topology *t, struct auto
 		return;
 	if (g->x.state == EXPERIMENT_KEPT) {
 		a->stats.kept++;
+		g->kept_pids = pids_signature(&g->group);
 		seated(g);
 		if (g->programs)
 			learned_keep(a->learned, g->programs, g->x.seating);
@@ -625,9 +644,22 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 		.n_plan = plan_order(a, g, o, plan),
 		.min_gain = o->min_gain,
 		.window = o->window,
+		.recheck_after = o->recheck_after,
+		.changed = members_changed(g),
+		.crowded = g->strikes > 0,
 	};
 	bool validating = g->x.state == EXPERIMENT_VALIDATING;
+	unsigned rechecks = g->x.rechecks;
 	struct experiment_intent i = experiment_sample(&g->x, &in);
+
+	if (g->x.rechecks != rechecks) {
+		a->stats.rechecks++;
+		log_group(g, "recheck", "checking %s on CCX %d against its own placement again: %s",
+			  seating_to_string(g->x.seating), g->ccx,
+			  in.changed ? "its members changed"
+			  : in.recheck_after && g->x.kept_for >= in.recheck_after ? "kept that long"
+										  : "its rate moved by half or double");
+	}
 
 	if (g->x.state == EXPERIMENT_NO_GAIN)
 		cite_probe(g, o);
@@ -843,13 +875,15 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 			g->x.state = EXPERIMENT_MEASURING;
 			g->x.n_before = 0;
 		}
+		/* Crowding first: a rate that fell for it is no reason for a
+		 * re-check (experiment_input.crowded). */
+		if (g->x.state == EXPERIMENT_KEPT && mode != CONFIG_MODE_DRY_RUN)
+			watch_crowding(a, t, g, &o);
 		if (mode == CONFIG_MODE_DRY_RUN)
 			dry_run(a, t, g, &o);
 		else
 			step(a, t, g, &o, &moves);
-		if (g->x.state == EXPERIMENT_KEPT)
-			watch_crowding(a, t, g, &o);
-		else {
+		if (g->x.state != EXPERIMENT_KEPT) {
 			g->waited = -1;
 			g->strikes = 0;
 		}

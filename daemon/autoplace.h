@@ -56,6 +56,7 @@ struct autoplace_group {
 	double seated_cpu[VALIDATOR_WINDOW_MAX];    /* and the CPU its members used then */
 	size_t n_seated;
 	unsigned strikes;          /* kept: crowded samples in a row (crowding.h) */
+	uint64_t kept_pids;        /* kept: which processes it was kept as (a signature of its pids) */
 	char crowding[160];        /* why it last moved, or was put back, for its CCX was crowded */
 	char reason[256];          /* its state, why, in words for a person */
 };
@@ -69,6 +70,7 @@ struct autoplace_stats {
 	size_t last_active;        /* of which used CPU */
 	uint64_t moves, kept, reverted;
 	uint64_t crowded_moves, crowded_releases;   /* kept groups moved, or put back, off a crowded CCX */
+	uint64_t rechecks;         /* kept seatings checked again */
 	const char *source;        /* where active processes are read from: "bpf" or "proc" */
 	enum sampler_reading reading;
 	const char *note;          /* why not as the config asked; NULL when as asked */
@@ -85,6 +87,7 @@ struct autoplace_options {
 	size_t n_seatings;
 	const struct seatings_ranking *probe;   /* the figures that ranked them; NULL: none */
 	struct crowding_options crowding;       /* crowded_wait, crowded_samples */
+	unsigned recheck_after;    /* samples a seating stays kept before it is checked again; 0: never */
 };
 
 struct autoplace;

@@ -283,6 +283,13 @@ static void update_metrics_file(struct manager *m) {
 	m->metrics_file_error = r < 0 ? r : 0;
 }
 
+/* recheck in samples of the interval: at least one, where asked. */
+static unsigned recheck_samples(const struct config *c) {
+	uint64_t n = c->interval_usec ? c->recheck_usec / c->interval_usec : 0;
+
+	return c->recheck_usec == 0 ? 0 : n < 1 ? 1 : n > UINT_MAX ? UINT_MAX : (unsigned)n;
+}
+
 static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 	struct manager *m = userdata;
 	int r;
@@ -307,6 +314,7 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 			.seatings = m->config->seatings,
 			.n_seatings = m->config->n_seatings,
 			.crowding = { .max_wait = m->config->crowded_wait, .samples = m->config->crowded_samples },
+			.recheck_after = recheck_samples(m->config),
 		};
 		struct seatings_ranking probe;
 		/* Measured costs rank the seatings where there are figures. */

@@ -249,6 +249,7 @@ static json_object *sampling_json(const struct status_sampling *st) {
 	json_object_object_add(o, "reverted", u64(st->reverted));
 	json_object_object_add(o, "crowded_moves", u64(st->crowded_moves));
 	json_object_object_add(o, "crowded_releases", u64(st->crowded_releases));
+	json_object_object_add(o, "rechecks", u64(st->rechecks));
 	return o;
 }
 

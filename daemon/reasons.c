@@ -17,8 +17,12 @@ void reasons_of_group(const struct reasons_group *g, double largest_ccx, unsigne
 			 window);
 		break;
 	case EXPERIMENT_VALIDATING:
-		snprintf(r, size, "seated on CCX %d (%s), measuring whether it is faster there", g->ccx,
-			 seating_to_string(g->x->seating));
+		if (g->x->recheck)
+			snprintf(r, size, "kept on CCX %d (%s), checking again whether it is faster there than where "
+				 "its members would run by themselves", g->ccx, seating_to_string(g->x->seating));
+		else
+			snprintf(r, size, "seated on CCX %d (%s), measuring whether it is faster there", g->ccx,
+				 seating_to_string(g->x->seating));
 		break;
 	case EXPERIMENT_KEPT:
 		snprintf(r, size, "kept on CCX %d (%s): %s%s%s", g->ccx, seating_to_string(g->x->seating),

@@ -202,6 +202,7 @@ int status_sampling(const struct autoplace *a, const struct topology *t, struct 
 		.reverted = as.reverted,
 		.crowded_moves = as.crowded_moves,
 		.crowded_releases = as.crowded_releases,
+		.rechecks = as.rechecks,
 	};
 	st->sample = autoplace_sample(a);
 	st->groups = calloc(st->n_groups ? st->n_groups : 1, sizeof(*st->groups));

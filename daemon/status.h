@@ -115,6 +115,7 @@ struct status_sampling {
 	size_t last_scanned, last_active;
 	uint64_t moves, kept, reverted;
 	uint64_t crowded_moves, crowded_releases;   /* kept groups moved, or put back, off a crowded CCX */
+	uint64_t rechecks;        /* kept seatings checked again */
 };
 
 struct ccxd_status {

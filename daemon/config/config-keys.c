@@ -331,6 +331,18 @@ static int set_crowded_samples(struct assignment *a) {
 	return 0;
 }
 
+static int set_recheck(struct assignment *a) {
+	uint64_t usec;
+	int r = config_parse_duration(a->value, &usec);
+
+	if (r == -EINVAL)
+		return invalid(a, "a duration such as 30s, 5m or 1h; 0: never");
+	if (r < 0 || usec > 24 * 3600 * 1000000ULL)
+		return reject(a, "%s %s out of range (0..24h)", a->key, a->value);
+	a->config->recheck_usec = usec;
+	return 0;
+}
+
 static int set_window(struct assignment *a) {
 	char *end;
 	long v;
@@ -550,6 +562,7 @@ static const struct key daemon_keys[] = {
 	{ "window", set_window },
 	{ "crowded_wait", set_crowded_wait },
 	{ "crowded_samples", set_crowded_samples },
+	{ "recheck", set_recheck },
 	{ "seatings", set_seatings },
 	{ "x3d_mode", set_x3d_mode },
 	{ NULL, NULL },

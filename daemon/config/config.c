@@ -742,6 +742,7 @@ struct config *config_new_default(void) {
 	c->window = 3;
 	c->crowded_wait = CROWDING_DEFAULT_WAIT;
 	c->crowded_samples = CROWDING_DEFAULT_SAMPLES;
+	c->recheck_usec = 5 * 60 * 1000000ULL;
 	for (int i = 0; i < _SEATING_MAX; i++)
 		c->seatings[c->n_seatings++] = (enum seating)i;
 	if (!c->socket || !c->topology || !c->state_dir || !c->runtime_dir) {

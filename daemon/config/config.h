@@ -63,6 +63,7 @@ struct config {
 	unsigned window;          /* samples before and after a move; default 3 */
 	double crowded_wait;      /* a kept group is crowded above this share of time waiting; 0: never */
 	unsigned crowded_samples; /* in this many samples in a row (crowding.h) */
+	uint64_t recheck_usec;    /* a kept seating is checked again after this long; 0: never */
 	enum seating seatings[_SEATING_MAX];   /* ways to seat a group, in the order tried */
 	size_t n_seatings;        /* default: one-per-core, smt-siblings, shared-cpu */
 	enum config_x3d x3d_mode; /* default keep */

@@ -180,21 +180,58 @@ static struct experiment_intent start(struct experiment *x, const struct experim
 	x->next = 0;
 	x->n_before = 0;   /* measured again, in turns with the seatings */
 	x->state = EXPERIMENT_VALIDATING;
+	x->recheck = false;
 	i = turn(x);
 	i.first = true;
 	return i;
+}
+
+/* The kept seating against the members' own placement, where it sits. */
+static struct experiment_intent recheck(struct experiment *x) {
+	x->n_order = x->n_trials = 1;
+	x->order[0] = x->seating;
+	x->trials[0] = (struct experiment_trial){ .seating = x->seating };
+	x->next = 0;
+	x->n_before = 0;
+	x->state = EXPERIMENT_VALIDATING;
+	x->recheck = true;
+	x->rechecks++;
+	return turn(x);
+}
+
+/* Whether a kept seating is due for a re-check, its rate of this sample
+ * counted. */
+static bool recheck_due(struct experiment *x, const struct experiment_input *in) {
+	double now;
+
+	x->kept_for++;
+	if (in->rate > 0) {
+		if (x->n_recent == in->window) {
+			memmove(x->recent, x->recent + 1, (x->n_recent - 1) * sizeof(x->recent[0]));
+			x->n_recent--;
+		}
+		x->recent[x->n_recent++] = in->rate;
+	}
+	if (in->changed || (in->recheck_after && x->kept_for >= in->recheck_after))
+		return true;
+	if (in->crowded || x->n_recent < in->window || x->kept_rate <= 0)
+		return false;
+	now = validator_median(x->recent, x->n_recent);
+	return now >= x->kept_rate * EXPERIMENT_RECHECK_FACTOR || now * EXPERIMENT_RECHECK_FACTOR <= x->kept_rate;
 }
 
 /* One sample of the turn in place; then the next turn, or the verdict once
  * the originals' turn ends the last round. A move is made just after a
  * sample is taken, so the next sample is all its turn's. */
 static struct experiment_intent next_turn(struct experiment *x, const struct experiment_input *in) {
+	size_t window = x->recheck ? 1 : in->window;
+
 	if (x->next < x->n_order)
 		record(x->trials[x->next].after, &x->trials[x->next].n_after, in->rate);
 	else
 		record(x->before, &x->n_before, in->rate);
 	weigh(x, in->min_gain);
-	if (x->next == x->n_order && x->n_before >= in->window && !undecided(x, in->min_gain))
+	if (x->next == x->n_order && x->n_before >= window && !undecided(x, in->min_gain))
 		return conclude(x, in->min_gain);
 	x->next = x->next == x->n_order ? 0 : x->next + 1;
 	return turn(x);
@@ -232,6 +269,10 @@ struct experiment_intent experiment_sample(struct experiment *x, const struct ex
 		break;
 	case EXPERIMENT_VALIDATING:
 		return next_turn(x, in);
+	case EXPERIMENT_KEPT:
+		if (recheck_due(x, in))
+			return recheck(x);
+		break;
 	case EXPERIMENT_REVERTED:
 	case EXPERIMENT_BY_HAND:
 	case EXPERIMENT_CROWDED:
@@ -275,6 +316,9 @@ struct experiment_intent experiment_done(struct experiment *x, const struct expe
 		x->seating = x->trials[best].seating;
 		x->guard = guard;
 		x->state = EXPERIMENT_KEPT;
+		x->kept_for = 0;
+		x->kept_rate = x->trials[best].evidence.after;
+		x->n_recent = 0;
 		return nothing;
 	case PENDING_NOTHING:
 	case PENDING_RELEASE:
@@ -288,6 +332,10 @@ struct experiment_intent experiment_crowded(struct experiment *x) {
 	x->state = EXPERIMENT_CROWDED;
 	x->backoff = EXPERIMENT_BACKOFF;
 	return release(x);
+}
+
+void experiment_reseated(struct experiment *x) {
+	x->n_recent = 0;
 }
 
 void experiment_reset(struct experiment *x) {

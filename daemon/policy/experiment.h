@@ -9,7 +9,14 @@
  * fastest seating that beat the rate before, gain and noise both
  * (validator_judge), goes back and stays; failing that, the fastest as a
  * guard (experiment_guard); failing that, the members stay as they were,
- * and the group is tried again after a while. */
+ * and the group is tried again after a while.
+ *
+ * A kept seating is checked again: after recheck_after samples, and at
+ * once when the group's members changed or its rate moved by a factor of
+ * EXPERIMENT_RECHECK_FACTOR from the rate it was kept at. A re-check is the
+ * same experiment with the kept seating alone, one turn of it and one of
+ * the members' own placement, and more rounds only while that is not
+ * enough to tell (as any experiment). */
 #pragma once
 
 #include <stdbool.h>
@@ -21,6 +28,12 @@
 /* After every seating was reverted, wait this many samples before trying
  * again: what the machine does may have changed by then. */
 #define EXPERIMENT_BACKOFF 60
+/* A kept group whose rate has moved this far, up or down, over window
+ * samples, is not the group that was measured: a steady pipeline's rate
+ * varies by 5 % from one second to the next and drifts by a quarter over a
+ * minute (docs/design.md), a pair that starts or stops computing by far
+ * more. */
+#define EXPERIMENT_RECHECK_FACTOR 2.0
 
 enum experiment_state {
 	EXPERIMENT_MEASURING,      /* its rate before any move */
@@ -59,6 +72,12 @@ struct experiment {
 	size_t n_trials;
 	bool guard;                /* kept without beating the rate before (experiment_guard) */
 	int pending;               /* what the last action was for (experiment.c) */
+	bool recheck;              /* the experiment under way re-checks a kept seating */
+	unsigned kept_for;         /* kept: samples since */
+	double kept_rate;          /* kept: the kept seating's rate then */
+	double recent[VALIDATOR_WINDOW_MAX];  /* kept: its rate in the last window samples */
+	size_t n_recent;
+	unsigned rechecks;         /* re-checks started */
 };
 
 /* What a sample brings. */
@@ -70,6 +89,10 @@ struct experiment_input {
 	size_t n_plan;
 	double min_gain;           /* relative gain for a move to be kept */
 	unsigned window;           /* samples of each seating and of the rate before (1..VALIDATOR_WINDOW_MAX) */
+	unsigned recheck_after;    /* samples a seating stays kept before it is checked again; 0: never */
+	bool changed;              /* kept: its members are not those it was kept with */
+	bool crowded;              /* kept: its CCX is being crowded (crowding.h), which its rate
+				    * says, not a change in the group */
 };
 
 enum experiment_action {
@@ -99,6 +122,10 @@ struct experiment_intent experiment_done(struct experiment *x, const struct expe
  * (crowding.h): its members go back to their own placement, and it is
  * tried again after EXPERIMENT_BACKOFF samples. Returns the release. */
 struct experiment_intent experiment_crowded(struct experiment *x);
+
+/* A kept group seated again elsewhere, the same way (crowding.h): its rate
+ * is judged afresh there. */
+void experiment_reseated(struct experiment *x);
 
 /* Nothing is seated any more (the members were put back from outside): an
  * experiment under way, or a kept seating, starts again from measuring. */

@@ -433,7 +433,7 @@ static void accepts_bom_and_crlf(void) {
 	config_free(c);
 	/* Only at the very start: elsewhere it is text like any other. */
 	check_errors("[daemon]\n\xef\xbb\xbfmode = off\n",
-		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, seatings, x3d_mode)",
+		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -578,7 +578,7 @@ static void rejects_keys_outside_sections(void) {
 
 static void rejects_unknown_daemon_key(void) {
 	check_errors("[daemon]\nsockets = /a\n",
-		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, seatings, x3d_mode)",
+		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -621,7 +621,7 @@ static void rejects_unknown_program_key(void) {
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
-		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, seatings, x3d_mode)",
+		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -676,7 +676,7 @@ static void rejects_duplicate_daemon_section(void) {
 static void rejects_relative_socket(void) {
 	check_errors("[daemon]\nsocket = run/ccxd.sock\nsocket2 = x\n",
 		     "2: invalid value 'run/ccxd.sock' for socket (expected an absolute path)",
-		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, seatings, x3d_mode)",
+		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
 		     NULL);
 	check_errors("[daemon]\nsocket =\n", "2: invalid value '' for socket (expected an absolute path)", NULL);
 }

@@ -321,6 +321,98 @@ static void states_have_names(void) {
 	CHECK_STR(experiment_state_to_string(EXPERIMENT_BY_KERNEL), "by-kernel");
 }
 
+/* A pair kept on a shared CPU at 500 (its own placement 100). */
+static void kept_shared(struct experiment *x) {
+	*x = (struct experiment){ .state = EXPERIMENT_MEASURING };
+	run(x, 100, 50, 500);
+	CHECK_INT(x->state, EXPERIMENT_KEPT);
+	CHECK_INT(x->seating, SEATING_SHARED);
+}
+
+/* One sample at rate for a kept group, with in's settings; what was asked. */
+static const char *kept_sample(struct experiment *x, struct experiment_input *in, double rate) {
+	in->rate = rate;
+	return sample(x, in, _SEATING_MAX, 0);
+}
+
+static void a_kept_seating_is_checked_again_after_a_while(void) {
+	struct experiment x;
+	struct experiment_input in = input(500);
+
+	kept_shared(&x);
+	in.recheck_after = 4;
+	for (int i = 0; i < 3; i++)
+		CHECK_STR(kept_sample(&x, &in, 500), "");
+	/* The kept seating's turn, then its own placement's: one each, more
+	 * only while one is not enough to tell. */
+	CHECK_STR(kept_sample(&x, &in, 500), "S2");
+	CHECK_INT(x.state, EXPERIMENT_VALIDATING);
+	CHECK(x.recheck);
+	CHECK_INT(x.n_order, 1);
+	CHECK_INT(x.rechecks, 1);
+	unsigned n = run(&x, 100, 50, 500);
+	CHECK_INT(x.state, EXPERIMENT_KEPT);
+	CHECK_INT(x.seating, SEATING_SHARED);
+	CHECK(n <= 2 * 3 + 1);   /* three rounds tell 500 from 100 */
+	CHECK_INT(x.kept_for, 0);
+}
+
+/* The pair became two busy processes: its own placement is now the faster
+ * by far, and the re-check gives the members back. */
+static void a_recheck_that_loses_gives_the_members_back(void) {
+	struct experiment x;
+	struct experiment_input in = input(500);
+	const char *asked;
+
+	kept_shared(&x);
+	in.recheck_after = 1;
+	CHECK_STR(kept_sample(&x, &in, 500), "S2");
+	in.rate = 50;   /* the shared CPU's turn */
+	CHECK_STR(sample(&x, &in, _SEATING_MAX, 0), "O");
+	in.rate = 400;  /* its own placement's */
+	asked = sample(&x, &in, _SEATING_MAX, 0);
+	CHECK_STR(asked, "R");
+	CHECK_INT(x.state, EXPERIMENT_REVERTED);
+}
+
+static void a_rate_that_moved_by_half_is_checked_at_once(void) {
+	struct experiment x;
+	struct experiment_input in = input(500);
+
+	kept_shared(&x);
+	CHECK(x.kept_rate >= 450);
+	/* 5 % drift, and a dip of one sample: not the group it was. */
+	CHECK_STR(kept_sample(&x, &in, 475), "");
+	CHECK_STR(kept_sample(&x, &in, 200), "");
+	CHECK_STR(kept_sample(&x, &in, 480), "");
+	CHECK_STR(kept_sample(&x, &in, 490), "");
+	/* Half, over window samples: it is another group now. */
+	CHECK_STR(kept_sample(&x, &in, 240), "");
+	CHECK_STR(kept_sample(&x, &in, 230), "S2");
+	CHECK(x.recheck);
+	/* Not while its CCX is being crowded: that is what the rate says. */
+	kept_shared(&x);
+	in.crowded = true;
+	for (int i = 0; i < 4; i++)
+		CHECK_STR(kept_sample(&x, &in, 240), "");
+	in.crowded = false;
+	/* And double. */
+	kept_shared(&x);
+	CHECK_STR(kept_sample(&x, &in, 1000), "");
+	CHECK_STR(kept_sample(&x, &in, 1100), "");
+	CHECK_STR(kept_sample(&x, &in, 1050), "S2");
+}
+
+static void changed_members_are_checked_at_once(void) {
+	struct experiment x;
+	struct experiment_input in = input(500);
+
+	kept_shared(&x);
+	in.changed = true;
+	CHECK_STR(kept_sample(&x, &in, 500), "S2");
+	CHECK(x.recheck);
+}
+
 TEST_MAIN(T(measures_window_samples_then_seats_the_first), T(no_start_while_moves_are_used_up),
 	  T(turns_take_each_seating_then_the_originals), T(a_clearly_faster_seating_is_kept),
 	  T(the_winner_goes_back_after_the_originals_turn), T(nothing_faster_is_reverted_and_tried_again_later),
@@ -329,4 +421,6 @@ TEST_MAIN(T(measures_window_samples_then_seats_the_first), T(no_start_while_move
 	  T(when_no_seating_can_be_had_it_is_reverted), T(no_room_releases_and_looks_again_each_sample),
 	  T(a_hand_set_member_ends_it_for_a_while), T(a_winner_that_cannot_go_back_is_reverted),
 	  T(no_rate_is_not_moved), T(no_gain_is_not_moved_while_the_probe_says_so), T(a_reset_measures_again),
-	  T(states_have_names))
+	  T(states_have_names), T(a_kept_seating_is_checked_again_after_a_while),
+	  T(a_recheck_that_loses_gives_the_members_back), T(a_rate_that_moved_by_half_is_checked_at_once),
+	  T(changed_members_are_checked_at_once))

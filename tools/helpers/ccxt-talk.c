@@ -9,8 +9,11 @@
  * can; pingpong-tcp the same through a loopback TCP connection (Nagle off),
  * a request/response pair with one request in flight. Prints "WRITER_PID
  * READER_PID" and runs for SECONDS. On SIGUSR1 the writer forks a child
- * that holds none of the pair's fds and waits to be killed. For tests of
- * what ccxd finds and does. */
+ * that holds none of the pair's fds and waits to be killed. On SIGUSR2 the
+ * writer of a pingpong pair (two pipes) makes it two busy processes: it
+ * streams its messages without waiting for replies, and both burn
+ * BUSY_US of CPU time per message, which two CPUs run twice as fast as
+ * one. For tests of what ccxd finds and does. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -25,8 +28,16 @@
 #include <unistd.h>
 
 #define CHUNK 65536
+#define BUSY_US 50   /* CPU time per message, each side, once busy */
 
 static volatile sig_atomic_t fork_asked;
+
+static volatile sig_atomic_t busy_asked;
+
+static void ask_busy(int sig) {
+	(void)sig;
+	busy_asked = 1;
+}
 
 static void ask_fork(int sig) {
 	(void)sig;
@@ -127,9 +138,15 @@ static int pingpong(double seconds, const char *kind) {
 	if (peer == 0) {
 		close(there[1]);
 		close(back[0]);
-		while (read(there[0], buf, size) > 0)
+		while (read(there[0], buf, size) > 0) {
+			if (buf[0]) {   /* busy from now on: no more replies */
+				while (read(there[0], buf, size) > 0)
+					burn(BUSY_US);
+				break;
+			}
 			if (write(back[1], buf, size) < 0)
 				break;
+		}
 		_exit(0);
 	}
 	close(there[0]);
@@ -139,6 +156,12 @@ static int pingpong(double seconds, const char *kind) {
 	start = now_s();
 	while (now_s() - start < seconds) {
 		fork_if_asked();
+		if (busy_asked && !socket_pair) {
+			buf[0] = 1;
+			while (now_s() - start < seconds && write(there[1], buf, size) > 0)
+				burn(BUSY_US);
+			break;
+		}
 		if (write(there[1], buf, size) < 0 || read(back[0], buf, size) <= 0)
 			break;
 		trips++;
@@ -159,6 +182,7 @@ int main(int argc, char **argv) {
 	int fds[2];
 
 	signal(SIGUSR1, ask_fork);
+	signal(SIGUSR2, ask_busy);
 	if (argc >= 4 && strncmp(argv[1], "pingpong", 8) == 0)
 		return pingpong(atof(argv[3]), argv[1]);
 	if ((argc != 4 && argc != 5) || connect_pair(argv[1], fds) < 0) {

@@ -1,9 +1,14 @@
-# A kept group whose CCX grows crowded moves to a CCX with room, and goes
-# back to its own placement where none has room, with the reason and the
-# figures; under the defaults of crowded_wait and crowded_samples. Two
-# one-CPU CCXs: a ping-pong pair is kept on one CPU (the only seating
-# allowed, so that it is known), and a program that a hand pins to that CPU
-# crowds it.
+# What becomes of a kept seat when the machine or the group changes. A
+# ping-pong pair is kept on one CPU (the only seating allowed, so that it
+# is known). Under the defaults of crowded_wait, crowded_samples and
+# recheck:
+#   1-2. two one-CPU CCXs: a program a hand pins to the pair's CPU crowds
+#        it: the pair moves to the CCX with room, and goes back to its own
+#        placement where none has room, with the reason and the figures;
+#   3.   one CCX of two CPUs: the pair becomes two busy processes; its rate
+#        falls far, its seat is checked again at once, and its own
+#        placement wins.
+# And with recheck = 3s, a seat still best is checked again, and kept.
 . "$(dirname "$0")/lib.sh"
 cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-hog"   # under another name: a program that computes
 
@@ -87,5 +92,44 @@ check "and the reason says why" \
 check "so does the journal" grep -qE "crowded: waited [0-9]+ % of the time on CCX $OTHER \\([0-9]+ % once seated\\), and no other CCX had" "$LOG"
 check "and it stays put back while crowded" always 3 back
 sig KILL "$HOG" "$HOG2"
+sig KILL "$P" "$C"
+sleep 2.5   # the group ends, its members gone
+
+stop_ccxd
+
+# 3. The pair becomes two busy processes (SIGUSR2: the writer streams, both
+#    burn CPU per message), which run twice as fast apart: the shared CPU
+#    is no longer the best seat. One CCX of both CPUs, so that two busy
+#    processes are still a group it has room for.
+sed -i "s/^topology = .*/topology = $ONE_CCX/" "$CONF"
+start_ccxd
+rechecks=$(ctl --json status | jq .sampling.rechecks)
+if ! kept_pair; then
+	not_ok "a ping-pong pair is kept on one CPU, again" "reverted three times: $(group_json "$P" | jq -c .)"
+	exit 1
+fi
+sig USR2 "$P"
+apart() { has '.state == "reverted" and .ccx == null' && cpus_are "$P" 0-1 && cpus_are "$C" 0-1; }
+check "a kept pair that becomes two busy processes is checked again, and given back its own placement" \
+	wait_for 15 apart
+echo "# after: $(group_json "$P" | jq -c '{state, reason, trials: [.trials[] | {seating, gain, beat}]}')"
+check "at once, since its rate fell by more than half" \
+	grep -qE "Group [0-9]+ \\(.*\\): checking shared-cpu on CCX [01] against its own placement again: its rate moved by half or double" "$LOG"
+check "status counts the re-check" sh -c "[ \$($CCXCTL --socket $SOCK --json status | jq .sampling.rechecks) -gt $rechecks ]"
+sig KILL "$P" "$C"
+sleep 2.5
+
+# 4. recheck = 3s: a seat that is still the best is checked again, and
+#    kept.
+sed -i 's/^\[daemon\]$/[daemon]\nrecheck = 3s/' "$CONF"
+ctl reload >/dev/null
+if ! kept_pair; then
+	not_ok "a ping-pong pair is kept on one CPU, a third time" "reverted three times: $(group_json "$P" | jq -c .)"
+	exit 1
+fi
+rechecking() { has '.state == "validating" and (.reason | test("^kept on CCX 0 \\(shared-cpu\\), checking again whether it is faster there than where its members would run by themselves$"))'; }
+check "with recheck = 3s, a kept seat is checked again after 3 s, and status says so" wait_for 8 rechecking
+check "and the journal says why" grep -qE "checking shared-cpu on CCX 0 against its own placement again: kept that long" "$LOG"
+check "still the best, it is kept again" wait_for 15 has '.state == "kept" and .seating == "shared-cpu"'
 sig KILL "$P" "$C"
 stop_ccxd
