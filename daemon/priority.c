@@ -108,9 +108,8 @@ static int try_rt(char *why, size_t why_size) {
 		return r;
 	r = set_attr(&waiting);
 	if (r < 0) {
-		snprintf(why, why_size, "the kernel refused SCHED_FIFO (%s: a system call filter, neither CAP_SYS_NICE nor RLIMIT_RTPRIO, "
-			 "or a cgroup without real-time runtime)",
-			 strerror(-r));
+		snprintf(why, why_size, "the kernel refused SCHED_FIFO (%s: a system call filter, neither CAP_SYS_NICE "
+			 "nor RLIMIT_RTPRIO, or a cgroup without real-time runtime)", strerror(-r));
 		return r;
 	}
 	r = set_attr(&work);
@@ -129,7 +128,8 @@ static void set_up(struct priority_setup *s) {
 	if (r < 0) {
 		s->slice = s->realtime = r;
 		snprintf(s->slice_why, sizeof(s->slice_why), "its scheduling cannot be read (%s)", strerror(-r));
-		snprintf(s->realtime_why, sizeof(s->realtime_why), "%s", s->slice_why);
+		_Static_assert(sizeof(s->realtime_why) == sizeof(s->slice_why), "same size");
+		memcpy(s->realtime_why, s->slice_why, sizeof(s->realtime_why));
 		return;
 	}
 	/* Another policy was chosen for ccxd (chrt, CPUSchedulingPolicy=): a
@@ -167,7 +167,7 @@ void priority_wait(void) {
 		 * runtime, say): normal priority from now on. */
 		log_warning_errno(r, "Failed to wait at real-time priority, waiting at normal priority from now on: %m");
 		setup.realtime = r;
-		snprintf(setup.realtime_why, sizeof(setup.realtime_why), "the kernel refused SCHED_FIFO since (%s)",
+		snprintf(setup.realtime_why, sizeof(setup.realtime_why), "the kernel refused SCHED_FIFO after the start (%s)",
 			 strerror(-r));
 		may_wait_rt = false;
 		return;
