@@ -26,6 +26,7 @@
 #include "procfs.h"
 #include "sysfs.h"
 #include "ruler.h"
+#include "spills.h"
 #include "latencies.h"
 #include "status.h"
 #include "watcher.h"
@@ -53,6 +54,7 @@ struct manager {
 	struct latencies exec_pins;    /* from exec events to the pins at exec */
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
+	struct spills *spills;     /* the programs of rules that may spill */
 	struct prober *prober;     /* the probe figures and workers; NULL when it could not start */
 	enum caps_bpf bpf_caps;    /* CAP_BPF and CAP_PERFMON after the loads at start */
 	bool socket_activated;
@@ -329,6 +331,11 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 		if (r < 0)
 			log_warning_errno(r, "Sampling failed, trying again next interval: %m");
 	}
+	/* The sample's CPU load tells whether a rule's crowded CCX has room. */
+	if (m->config->mode == CONFIG_MODE_ENFORCE)
+		spills_watch(m->spills, m->placements, m->config, m->topology,
+			     m->autoplace ? autoplace_sample(m->autoplace) : NULL, m->config->window,
+			     util_usec(CLOCK_MONOTONIC));
 	placements_owe_changed(m->placements);   /* exits */
 	notify_status(m);
 	update_metrics_file(m);
@@ -493,6 +500,8 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		.exec_pins = latencies_summary(&m->exec_pins),
 		.reloads = m->stats.reloads,
 		.reload_failures = m->stats.reload_failures,
+		.spills = spills_stats(m->spills).spills,
+		.spill_returns = spills_stats(m->spills).returns,
 		.probe_results = m->prober ? prober_results(m->prober) : NULL,
 		.bpf_capabilities = caps_bpf_to_string(m->bpf_caps),
 	};
@@ -646,6 +655,8 @@ int manager_start(struct manager *m) {
 	r = placements_new(m->event, m->root, m->runtime_dir, &m->placements);
 	if (r >= 0)
 		r = ruler_new(m->root, m->placements, &m->online, &m->ruler);
+	if (r >= 0)
+		r = spills_new(m->root, &m->spills);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the table of placements: %m");
 	ruler_use(m->ruler, m->config, m->topology);
@@ -766,6 +777,7 @@ void manager_free(struct manager *m) {
 		placements_observe(m->placements, NULL, NULL);
 	execs_free(m->execs);
 	autoplace_free(m->autoplace);
+	spills_free(m->spills);
 	control_free(m->control);
 	prober_free(m->prober);
 	if (m->socket_path) {

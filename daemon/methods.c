@@ -336,6 +336,8 @@ static void get_status(void *userdata, struct control_call *call) {
 	json_object_object_add(counters, "readopted", u64(st.placements.readopted));
 	json_object_object_add(counters, "reloads", u64(st.reloads));
 	json_object_object_add(counters, "reload_failures", u64(st.reload_failures));
+	json_object_object_add(counters, "spills", u64(st.spills));
+	json_object_object_add(counters, "spill_returns", u64(st.spill_returns));
 	json_object_object_add(o, "counters", counters);
 	json_object_object_add(o, "exec_pins", exec_pins_json(&st.exec_pins));
 
@@ -400,6 +402,7 @@ static void get_rules(void *userdata, struct control_call *call) {
 		json_object_object_add(x, "smt", json_object_new_string(rule_smt_to_string(r->smt)));
 		json_object_object_add(x, "prefer", json_object_new_string(rule_prefer_to_string(r->prefer)));
 		json_object_object_add(x, "force", json_object_new_boolean(r->force));
+		json_object_object_add(x, "spill", json_object_new_boolean(r->spill));
 		json_object_object_add(x, "file", r->file ? json_object_new_string(r->file) : NULL);
 		json_object_object_add(x, "line", json_object_new_int((int)r->line));
 		json_object_array_add(rules, x);

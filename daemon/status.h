@@ -137,6 +137,7 @@ struct ccxd_status {
 		uint64_t at_rename, at_end, full, dropped;
 	} execs;                          /* the exec programs' (execs_stats()) */
 	uint64_t events, lost_events, rescans, reloads, reload_failures;
+	uint64_t spills, spill_returns;  /* rules' programs spilled to another CCX, and back (spills.h) */
 	struct latencies_summary exec_pins;   /* the last pins at exec, from the kernel's event */
 	struct {
 		uint64_t pins, restores, pin_failures, readopted;

@@ -274,6 +274,9 @@ void print_status(FILE *f, json_object *r) {
 	print_execs(f, w);
 	fprintf(f, "pins:     %s set, %s restored, %s failed, %s taken back after a restart\n", str(c, "pins"),
 		str(c, "restores"), str(c, "pin_failures"), str(c, "readopted"));
+	if (str(c, "spills") && !is(c, "spills", "0"))
+		fprintf(f, "spills:   %s to another CCX while a rule's was crowded, %s back\n", str(c, "spills"),
+			str(c, "spill_returns"));
 	print_exec_pins(f, r);
 	print_probe_line(f, r);
 	fprintf(f, "\n");
@@ -419,21 +422,22 @@ static const char *rule_match(json_object *x, char *buf, size_t size) {
 
 void print_rules(FILE *f, json_object *r) {
 	json_object *rules = get(r, "rules");
-	struct table t = { .n_columns = 7 };
+	struct table t = { .n_columns = 8 };
 
 	text_escape_json(r);
 	if (len_of(rules) == 0) {
 		fprintf(f, "No rules in %s.\n", str(r, "config") ? str(r, "config") : "the default configuration");
 		return;
 	}
-	table_add(&t, "FILE:LINE", "NAME", "CCX", "POLICY", "SMT", "FORCE", "MATCHES");
+	table_add(&t, "FILE:LINE", "NAME", "CCX", "POLICY", "SMT", "FORCE", "SPILL", "MATCHES");
 	for (size_t i = 0; i < len_of(rules); i++) {
 		json_object *x = item(rules, i);
 		char ccx[256], where[4096], match[4096];
 
 		snprintf(where, sizeof(where), "%s:%s", str(x, "file") ? str(x, "file") : "-", str(x, "line"));
 		table_add(&t, where, str(x, "name"), int_list(x, "ccx", ccx, sizeof(ccx)), str(x, "policy"),
-			  str(x, "smt"), is(x, "force", "true") ? "yes" : "no", rule_match(x, match, sizeof(match)));
+			  str(x, "smt"), is(x, "force", "true") ? "yes" : "no", is(x, "spill", "true") ? "yes" : "no",
+			  rule_match(x, match, sizeof(match)));
 	}
 	table_print_free(f, &t);
 }

@@ -537,6 +537,10 @@ static int set_force(struct assignment *a) {
 	return parse_bool_key(a, &a->rule->force);
 }
 
+static int set_spill(struct assignment *a) {
+	return parse_bool_key(a, &a->rule->spill);
+}
+
 struct key {
 	const char *name;
 	int (*set)(struct assignment *a);
@@ -580,6 +584,7 @@ static const struct key program_keys[] = {
 	{ "smt", set_smt },
 	{ "prefer", set_prefer },
 	{ "force", set_force },
+	{ "spill", set_spill },
 	{ NULL, NULL },
 };
 

@@ -29,3 +29,31 @@ int crowding_target(const struct crowding_ccx *ccx, size_t n, int from, double d
 	}
 	return best;
 }
+
+unsigned crowding_distance(int numa_a, int package_a, int numa_b, int package_b) {
+	if (numa_a >= 0 && numa_a == numa_b)
+		return 0;
+	if (package_a >= 0 && package_a == package_b)
+		return 1;
+	return 2;
+}
+
+int crowding_spill_target(const struct crowding_ccx *ccx, size_t n, int from, double demand) {
+	double lacks = demand - room_of(&ccx[from]);
+	int best = -1;
+
+	for (size_t c = 0; c < n; c++) {
+		if ((int)c == from || !fits(&ccx[c], lacks))
+			continue;
+		if (best < 0 || ccx[c].distance < ccx[best].distance ||
+		    (ccx[c].distance == ccx[best].distance && room_of(&ccx[c]) > room_of(&ccx[best])))
+			best = (int)c;
+	}
+	return best;
+}
+
+bool crowding_room_again(unsigned *streak, const struct crowding_ccx *home, double demand,
+			 const struct crowding_options *o) {
+	*streak = fits(home, demand) ? *streak + 1 : 0;
+	return *streak >= (o->samples ? o->samples : 1);
+}

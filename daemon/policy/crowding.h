@@ -34,6 +34,8 @@ struct crowding_ccx {
 	double cpus;               /* its CPUs; 0 for one that cannot be used */
 	double taken;              /* CPUs' worth of other work there: other programs' load, and
 				    * the demand of the groups ccxd seated there */
+	unsigned distance;         /* from the seat's CCX, for a spill: 0 the same NUMA node, 1 the
+				    * same package, 2 farther (crowding_distance()) */
 };
 
 struct crowding_options {
@@ -54,3 +56,22 @@ bool crowding_sample(unsigned *strikes, double waited, double base, const struct
 /* Where a crowded group goes: of the CCXs other than from that have room
  * for demand, the one with the most (cpus less taken); else -1. */
 int crowding_target(const struct crowding_ccx *ccx, size_t n, int from, double demand);
+
+/* A rule's program that may spill (spill = yes in its rule) is pinned to
+ * its CCX, and crowded there as a group is (crowding_sample()): then it may
+ * use the nearest CCX as well, and the kernel balances it between the two.
+ * It comes back when its own CCX has room for it again. */
+
+/* How far CCX b is from a, as crowding_ccx.distance counts. */
+unsigned crowding_distance(int numa_a, int package_a, int numa_b, int package_b);
+
+/* Where a crowded program spills: of the CCXs other than from, those with
+ * room for what from lacks (demand less from's room), the nearest, then
+ * the one with the most room; -1 when none has. */
+int crowding_spill_target(const struct crowding_ccx *ccx, size_t n, int from, double demand);
+
+/* One sample of a spilled program's own CCX, home, whose other work is
+ * counted without the program: *streak counts the samples in a row with
+ * room for its demand there; returns true once there were o->samples. */
+bool crowding_room_again(unsigned *streak, const struct crowding_ccx *home, double demand,
+			 const struct crowding_options *o);

@@ -43,6 +43,7 @@ struct rule {
 	enum rule_smt smt;        /* default allow */
 	enum rule_prefer prefer;  /* default any */
 	bool force;               /* default no */
+	bool spill;               /* default no: a hard pin, crowded or not (spills.h) */
 	const char *file;         /* the file it comes from (the config owns it); NULL: not known */
 	unsigned line;            /* line of the section header in file, for messages */
 	unsigned ccx_line;        /* line of the ccx key (= line when not given) */

@@ -217,7 +217,8 @@ static void parses_every_key(void) {
 		"force = yes\n"
 		"\n"
 		"[program:ffmpeg]\n"
-		"policy = spread\n");
+		"policy = spread\n"
+		"spill = on\n");
 
 	if (!c)
 		return;
@@ -242,6 +243,7 @@ static void parses_every_key(void) {
 	CHECK_INT(r->smt, RULE_SMT_AVOID);
 	CHECK_INT(r->prefer, RULE_PREFER_CACHE);
 	CHECK(r->force);
+	CHECK(!r->spill);
 	CHECK_INT(r->line, 11);
 	CHECK_INT(r->ccx_line, 14);
 
@@ -256,6 +258,7 @@ static void parses_every_key(void) {
 	CHECK_INT(r->smt, RULE_SMT_ALLOW);
 	CHECK_INT(r->prefer, RULE_PREFER_ANY);
 	CHECK(!r->force);
+	CHECK(r->spill);
 	CHECK_INT(r->line, 20);
 	CHECK_INT(r->ccx_line, 20);
 	config_free(c);
@@ -617,7 +620,8 @@ static void rejects_bad_automatic_policy_values(void) {
 
 static void rejects_unknown_program_key(void) {
 	check_errors("[program:x265]\npolicy = pin\nccxs = 1\n",
-		     "3: unknown key 'ccxs' in [program:x265] (expected exe, cmdline, parent, ancestor, unit, cgroup, ccx, policy, smt, prefer, force)",
+		     "3: unknown key 'ccxs' in [program:x265] (expected exe, cmdline, parent, ancestor, unit, cgroup, ccx, policy, smt, prefer, force, "
+		     "spill)",
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
@@ -637,9 +641,10 @@ static void rejects_bad_enum_values(void) {
 }
 
 static void rejects_bad_booleans(void) {
-	check_errors("[daemon]\nrestore_on_exit = maybe\n[program:a]\nforce =\n",
+	check_errors("[daemon]\nrestore_on_exit = maybe\n[program:a]\nforce =\nspill = sometimes\n",
 		     "2: invalid value 'maybe' for restore_on_exit (expected yes, no, true, false, on, off, 1 or 0)",
-		     "4: invalid value '' for force (expected yes, no, true, false, on, off, 1 or 0)", NULL);
+		     "4: invalid value '' for force (expected yes, no, true, false, on, off, 1 or 0)",
+		     "5: invalid value 'sometimes' for spill (expected yes, no, true, false, on, off, 1 or 0)", NULL);
 }
 
 static void rejects_duplicate_keys(void) {

@@ -83,7 +83,9 @@ static void one_sample_suffices_when_asked(void) {
 
 /* The CCX with the most room other than home, if it holds the demand. */
 static void it_goes_where_there_is_room(void) {
-	struct crowding_ccx ccx[] = { { 8, 7.5 }, { 8, 6.0 }, { 8, 2.5 }, { 0, 0 } };
+	struct crowding_ccx ccx[] = {
+		{ .cpus = 8, .taken = 7.5 }, { .cpus = 8, .taken = 6.0 }, { .cpus = 8, .taken = 2.5 }, { .cpus = 0 },
+	};
 
 	CHECK_INT(crowding_target(ccx, 4, 0, 2.0), 2);
 	CHECK_INT(crowding_target(ccx, 4, 2, 2.0), 1);
@@ -92,13 +94,64 @@ static void it_goes_where_there_is_room(void) {
 }
 
 static void two_one_cpu_ccxs(void) {
-	struct crowding_ccx ccx[] = { { 1, 1.0 }, { 1, 0.03 } };
+	struct crowding_ccx ccx[] = { { .cpus = 1, .taken = 1.0 }, { .cpus = 1, .taken = 0.03 } };
 
 	CHECK_INT(crowding_target(ccx, 2, 0, 1.0), 1);
 	ccx[1].taken = 0.55;   /* both crowded: back to its own placement */
 	CHECK_INT(crowding_target(ccx, 2, 0, 1.0), -1);
 }
 
+/* A program that may spill goes to the nearest CCX with room for what its
+ * own lacks, not to the one with most room: its cache and memory are
+ * closer there. */
+static void a_spill_goes_to_the_nearest_ccx_with_room(void) {
+	struct crowding_ccx ccx[] = {
+		{ .cpus = 8, .taken = 8.0 },                   /* home, full */
+		{ .cpus = 8, .taken = 7.0, .distance = 0 },    /* same node, 1 CPU free */
+		{ .cpus = 8, .taken = 1.0, .distance = 1 },    /* same package, 7 free */
+		{ .cpus = 8, .taken = 0.0, .distance = 2 },    /* other package, all free */
+	};
+
+	/* Home lacks 1.5 CPUs of a demand of 2.5: the same node has room for 1.25. */
+	CHECK_INT(crowding_spill_target(ccx, 4, 0, 2.5), 2);
+	CHECK_INT(crowding_spill_target(ccx, 4, 0, 1.0), 1);
+	ccx[2].taken = 8.0;
+	CHECK_INT(crowding_spill_target(ccx, 4, 0, 2.5), 3);
+	ccx[3].taken = 8.0;
+	CHECK_INT(crowding_spill_target(ccx, 4, 0, 2.5), -1);
+	/* Two one-CPU CCXs, a busy program and a program a hand pinned on CPU 1. */
+	struct crowding_ccx two[] = { { .cpus = 1, .taken = 0.03, .distance = 0 }, { .cpus = 1, .taken = 0.5 } };
+	CHECK_INT(crowding_spill_target(two, 2, 1, 1.0), 0);
+	two[0].taken = 1.0;
+	CHECK_INT(crowding_spill_target(two, 2, 1, 1.0), -1);
+}
+
+static void distances(void) {
+	CHECK_INT(crowding_distance(0, 0, 0, 0), 0);
+	CHECK_INT(crowding_distance(0, 0, 1, 0), 1);
+	CHECK_INT(crowding_distance(0, 0, 1, 1), 2);
+	CHECK_INT(crowding_distance(-1, 0, -1, 0), 1);   /* NUMA not known */
+	CHECK_INT(crowding_distance(-1, -1, -1, -1), 2);
+}
+
+/* A spilled program comes back once its own CCX, counted without it, has
+ * room for it crowded_samples in a row; a sample without room starts the
+ * count again. */
+static void it_comes_back_when_there_is_room(void) {
+	struct crowding_ccx crowded = { .cpus = 1, .taken = 1.0 }, free = { .cpus = 1, .taken = 0.05 };
+	unsigned streak = 0;
+
+	CHECK(!crowding_room_again(&streak, &crowded, 1.0, &defaults));
+	CHECK(!crowding_room_again(&streak, &free, 1.0, &defaults));
+	CHECK(!crowding_room_again(&streak, &free, 1.0, &defaults));
+	CHECK(!crowding_room_again(&streak, &crowded, 1.0, &defaults));
+	CHECK_INT(streak, 0);
+	for (int i = 0; i < 2; i++)
+		CHECK(!crowding_room_again(&streak, &free, 1.0, &defaults));
+	CHECK(crowding_room_again(&streak, &free, 1.0, &defaults));
+}
+
 TEST_MAIN(T(a_pair_alone_is_not_crowded), T(waiting_for_each_other_is_not_crowding), T(a_sustained_crowd_is_noticed),
 	  T(a_short_crowd_is_not), T(crowded_wait_0_never_moves), T(one_sample_suffices_when_asked),
-	  T(it_goes_where_there_is_room), T(two_one_cpu_ccxs))
+	  T(it_goes_where_there_is_room), T(two_one_cpu_ccxs), T(a_spill_goes_to_the_nearest_ccx_with_room),
+	  T(distances), T(it_comes_back_when_there_is_room))

@@ -1,0 +1,258 @@
+#include "spills.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpulist.h"
+#include "log.h"
+#include "placer.h"
+#include "procfs.h"
+#include "validator.h"
+#include "waits.h"
+
+/* One pinned process of a rule that may spill. */
+struct spill {
+	pid_t pid;
+	uint64_t start_time;
+	bool seen;                /* in this interval's watch */
+	bool spilled;
+	cpu_set_t home;           /* what its rule pinned it to */
+	cpu_set_t wide;           /* spilled: home and the CCX it spilled to */
+	struct waits_times last;  /* its threads' times at the last watch */
+	uint64_t last_usec;       /* when; 0 before the first reading */
+	double alone_waits[VALIDATOR_WINDOW_MAX];  /* its share waiting in its first samples
+						    * pinned, before a crowd */
+	double alone_cpu[VALIDATOR_WINDOW_MAX];    /* and the CPUs it used then */
+	unsigned n_alone;
+	unsigned strikes;         /* crowded samples in a row */
+	unsigned streak;          /* spilled: samples in a row with room at home */
+};
+
+struct spills {
+	const char *root;
+	struct spill *v;
+	size_t n, allocated;
+	struct spills_stats stats;
+};
+
+int spills_new(const char *root, struct spills **ret) {
+	struct spills *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->root = root;
+	*ret = s;
+	return 0;
+}
+
+void spills_free(struct spills *s) {
+	if (!s)
+		return;
+	free(s->v);
+	free(s);
+}
+
+struct spills_stats spills_stats(const struct spills *s) {
+	struct spills_stats st = s->stats;
+
+	st.spilled = 0;
+	for (size_t i = 0; i < s->n; i++)
+		st.spilled += s->v[i].spilled;
+	return st;
+}
+
+/* p's rule, when it may spill and p is pinned by it alone (a spread
+ * process's threads take sets of their own). */
+static const struct rule *spilling_rule(const struct config *c, const struct placement *p) {
+	if (p->owner != PLACEMENT_RULE || p->state != PLACEMENT_PINNED || p->n_spread > 0 || !p->rule)
+		return NULL;
+	for (size_t i = 0; i < c->n_rules; i++)
+		if (strcmp(c->rules[i].name, p->rule) == 0)
+			return c->rules[i].spill ? &c->rules[i] : NULL;
+	return NULL;
+}
+
+static struct spill *entry_for(struct spills *s, const struct placement *p) {
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].pid == p->pid && s->v[i].start_time == p->start_time)
+			return &s->v[i];
+	if (s->n == s->allocated) {
+		size_t want = s->allocated ? 2 * s->allocated : 8;
+		struct spill *v = reallocarray(s->v, want, sizeof(*v));
+		if (!v)
+			return NULL;
+		s->v = v;
+		s->allocated = want;
+	}
+	s->v[s->n] = (struct spill){ .pid = p->pid, .start_time = p->start_time, .home = p->cpus };
+	return &s->v[s->n++];
+}
+
+/* Pinned again by its rule meanwhile (a reload, a rescan): measured afresh. */
+static void follow_rule(struct spill *e, const struct placement *p) {
+	if (CPU_EQUAL(&p->cpus, e->spilled ? &e->wide : &e->home))
+		return;
+	e->home = p->cpus;
+	e->spilled = false;
+	e->n_alone = e->strikes = e->streak = 0;
+}
+
+/* The one CCX that holds cpus, or -1. */
+static int ccx_of(const struct topology *t, const cpu_set_t *cpus) {
+	int ccx = -1;
+
+	for (unsigned k = 0; k < t->n_ccx; k++) {
+		cpu_set_t in;
+		CPU_AND(&in, cpus, &t->ccx[k].cpus);
+		if (CPU_COUNT(&in) == 0)
+			continue;
+		if (ccx >= 0 || !CPU_EQUAL(&in, cpus))
+			return -1;
+		ccx = (int)k;
+	}
+	return ccx;
+}
+
+/* Each CCX as e's home sees it: its CPUs, and the other work there, which
+ * is what the CPUs' load says less what the process itself used where it
+ * ran last. */
+static struct crowding_ccx *ccxs_around(const struct spills *s, const struct topology *t,
+					const struct sampler_result *sample, const struct spill *e, int home,
+					double used) {
+	struct crowding_ccx *c = calloc(t->n_ccx, sizeof(*c));
+	double *load = calloc(t->n_ccx, sizeof(*load));
+	struct procfs_stat st;
+
+	if (!c || !load) {
+		free(c);
+		free(load);
+		return NULL;
+	}
+	placer_ccx_load(t, sample->cpu_load, sample->n_cpu_load, load);
+	if (procfs_read_stat(s->root, e->pid, &st) >= 0 && st.processor >= 0) {
+		int ran = topology_ccx_of_cpu(t, (unsigned)st.processor);
+		if (ran >= 0)
+			load[ran] -= used;
+	}
+	for (unsigned k = 0; k < t->n_ccx; k++)
+		c[k] = (struct crowding_ccx){
+			.cpus = t->ccx[k].usable ? t->ccx[k].n_pus : 0,
+			.taken = load[k] > 0 ? load[k] : 0,   /* clock ticks are coarse */
+			.distance = crowding_distance(t->ccx[home].numa_node, t->ccx[home].package,
+						      t->ccx[k].numa_node, t->ccx[k].package),
+		};
+	free(load);
+	return c;
+}
+
+static void spill(struct spills *s, struct placements *pl, const struct topology *t, const struct placement *p,
+		  struct spill *e, int home, const struct crowding_ccx *ccx, double waited, double base, double need) {
+	int to = crowding_spill_target(ccx, t->n_ccx, home, need);
+	char list[CPULIST_MAX];
+
+	if (to < 0) {
+		placements_set_reason(pl, p, "rule %s: waited %.0f %% of the time on CCX %d (%.0f %% once pinned), "
+				      "and no other CCX had room: stays", p->rule, waited * 100, home, base * 100);
+		return;
+	}
+	CPU_OR(&e->wide, &e->home, &t->ccx[to].cpus);
+	if (placements_pin(pl, p, &e->wide) < 0)
+		return;
+	e->spilled = true;
+	e->streak = 0;
+	s->stats.spills++;
+	placements_set_reason(pl, p, "rule %s: spilled to CCX %d: waited %.0f %% of the time on CCX %d "
+			      "(%.0f %% once pinned); CCX %d had %.1f CPUs free", p->rule, to, waited * 100, home,
+			      base * 100, to, ccx[to].cpus - ccx[to].taken);
+	log_decision(LOG_INFO,
+		     &(struct log_decision){ .pid = p->pid, .comm = p->comm, .rule = p->rule, .decision = "spill" },
+		     "Spilled %s[%d] to CPUs %s: %s", p->comm, (int)p->pid,
+		     cpulist_format(&e->wide, list, sizeof(list)), p->reason);
+}
+
+static void come_back(struct spills *s, struct placements *pl, const struct placement *p, struct spill *e,
+		      int home, const struct crowding_ccx *ccx) {
+	char list[CPULIST_MAX];
+
+	if (placements_pin(pl, p, &e->home) < 0)
+		return;
+	e->spilled = false;
+	e->strikes = 0;
+	s->stats.returns++;
+	placements_set_reason(pl, p, "rule %s: back on CCX %d alone, which has %.1f CPUs free again", p->rule, home,
+			      ccx[home].cpus - ccx[home].taken);
+	log_decision(LOG_INFO,
+		     &(struct log_decision){ .pid = p->pid, .comm = p->comm, .rule = p->rule, .decision = "return" },
+		     "Brought %s[%d] back to CPUs %s: %s", p->comm, (int)p->pid,
+		     cpulist_format(&e->home, list, sizeof(list)), p->reason);
+}
+
+/* One interval of e: its share waiting and the CPU it used since the last,
+ * measured alone in its first window samples, then judged. */
+static void watch(struct spills *s, struct placements *pl, const struct config *c, const struct topology *t,
+		  const struct sampler_result *sample, const struct placement *p, struct spill *e, unsigned window,
+		  uint64_t now_usec) {
+	struct crowding_options o = { .max_wait = c->crowded_wait, .samples = c->crowded_samples };
+	struct waits_times now;
+	struct crowding_ccx *ccx;
+	double waited, used, base, need;
+	int home = ccx_of(t, &e->home);
+
+	if (waits_read(s->root, p->pid, &now) < 0)
+		return;
+	if (e->last_usec == 0 || now_usec <= e->last_usec) {
+		e->last = now;
+		e->last_usec = now_usec;
+		return;
+	}
+	waited = waits_share(&e->last, &now);
+	used = now.run_ns >= e->last.run_ns ? (double)(now.run_ns - e->last.run_ns) / 1e3 / (double)(now_usec - e->last_usec)
+					     : 0;
+	e->last = now;
+	e->last_usec = now_usec;
+	if (home < 0 || t->n_ccx < 2 || !sample || sample->n_cpu_load == 0)
+		return;
+	if (window > VALIDATOR_WINDOW_MAX)
+		window = VALIDATOR_WINDOW_MAX;
+	if (!e->spilled && e->n_alone < window) {
+		if (waited >= 0) {
+			e->alone_waits[e->n_alone] = waited;
+			e->alone_cpu[e->n_alone++] = used;
+		}
+		return;
+	}
+	base = validator_median(e->alone_waits, e->n_alone);
+	need = validator_median(e->alone_cpu, e->n_alone);
+	if (!(ccx = ccxs_around(s, t, sample, e, home, used)))
+		return;
+	if (!e->spilled && crowding_sample(&e->strikes, waited, base, &ccx[home], need, &o)) {
+		e->strikes = 0;
+		spill(s, pl, t, p, e, home, ccx, waited, base, need);
+	} else if (e->spilled && crowding_room_again(&e->streak, &ccx[home], need, &o))
+		come_back(s, pl, p, e, home, ccx);
+	free(ccx);
+}
+
+void spills_watch(struct spills *s, struct placements *pl, const struct config *c, const struct topology *t,
+		  const struct sampler_result *sample, unsigned window, uint64_t now_usec) {
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		s->v[i].seen = false;
+	for (const struct placement *p = placements_next(pl, NULL); p; p = placements_next(pl, p)) {
+		struct spill *e;
+		if (!spilling_rule(c, p) || !(e = entry_for(s, p)))
+			continue;
+		e->seen = true;
+		follow_rule(e, p);
+		watch(s, pl, c, t, sample, p, e, window, now_usec);
+	}
+	/* Gone, or no longer a spilling rule's: what its rule decides now
+	 * stands. */
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].seen)
+			s->v[kept++] = s->v[i];
+	s->n = kept;
+}
