@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 /* Defaults of crowded_wait and crowded_samples (ccxd.conf(5)): one
- * CPU-bound program on a pair's CPU raised its share by 18 to 33 points,
+ * CPU-bound program on a pair's CPU raised its share by 17 to 35 points,
  * and a steady pair's share varies by 3 from one sample to the next
  * (BENCHMARKS.md, "Crowding"). */
 #define CROWDING_DEFAULT_WAIT 0.15
