@@ -638,6 +638,7 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 	enum seating plan[_SEATING_MAX];
 	struct experiment_input in = {
 		.rate = g->group.bytes_per_s,
+		.cpu = g->group.cpu,
 		.no_gain = no_gain_for(g, o),
 		.may_start = *moves < AUTOPLACE_MOVES_PER_CYCLE,
 		.plan = plan,
@@ -658,7 +659,7 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 			  seating_to_string(g->x.seating), g->ccx,
 			  in.changed ? "its members changed"
 			  : in.recheck_after && g->x.kept_for >= in.recheck_after ? "kept that long"
-										  : "its rate moved by half or double");
+										  : "its bytes per CPU-second moved to half or double");
 	}
 
 	if (g->x.state == EXPERIMENT_NO_GAIN)

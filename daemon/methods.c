@@ -187,6 +187,8 @@ static json_object *group_json(const struct status_group *g, const struct sample
 	json_object_object_add(o, "turns", json_object_new_boolean(g->turns));
 	json_object_object_add(o, "waited", g->waited >= 0 ? json_object_new_double(g->waited) : NULL);
 	json_object_object_add(o, "waited_seated", g->waited_seated >= 0 ? json_object_new_double(g->waited_seated) : NULL);
+	json_object_object_add(o, "kept_bytes_per_cpu_s",
+			       g->kept_bytes_per_cpu_s > 0 ? json_object_new_double(g->kept_bytes_per_cpu_s) : NULL);
 	members = members_json(g, g->seen ? sample : NULL, &wakeups, &switches);
 	json_object_object_add(o, "wakeups_per_s", json_object_new_double(wakeups));
 	json_object_object_add(o, "switches_per_s", json_object_new_double(switches));

@@ -96,6 +96,7 @@ static void status_group_of(const struct autoplace_group *g, struct status_group
 		.waited = g->waited,
 		.waited_seated = x->state == EXPERIMENT_KEPT && g->n_seated ?
 					 validator_median(g->seated_waits, g->n_seated) : -1,
+		.kept_bytes_per_cpu_s = x->state == EXPERIMENT_KEPT ? x->kept_yield : 0,
 		.n_trials = x->n_trials,
 		.last = (long)x->n_trials - 1,
 		.probe_used = g->probe_used,

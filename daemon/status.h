@@ -90,6 +90,7 @@ struct status_group {
 	double waited;            /* kept: its members' share of wanted time spent waiting for a
 				   * CPU in the last sample; -1: not known */
 	double waited_seated;     /* that share in its first samples in its seat; -1: not yet */
+	double kept_bytes_per_cpu_s;  /* kept: what re-checks compare with; 0: not yet */
 	struct status_trial trials[STATUS_SEATINGS];
 	size_t n_trials;
 	long last;                /* the trial whose evidence stands (a kept group's, of the

@@ -199,25 +199,33 @@ static struct experiment_intent recheck(struct experiment *x) {
 	return turn(x);
 }
 
-/* Whether a kept seating is due for a re-check, its rate of this sample
- * counted. */
+/* Whether a kept seating is due for a re-check, this sample counted. What
+ * the group is shows in its bytes per CPU-second: a pair that starts or
+ * stops computing between its messages moves it far, while a group that is
+ * stopped (SIGSTOP, a debugger) or idle for part of a sample, or waits on
+ * a crowded CCX, moves its rate and its CPU together. Its first window
+ * samples kept are the reference. */
 static bool recheck_due(struct experiment *x, const struct experiment_input *in) {
 	double now;
 
 	x->kept_for++;
-	if (in->rate > 0) {
+	if (in->rate > 0 && in->cpu > 0) {
 		if (x->n_recent == in->window) {
 			memmove(x->recent, x->recent + 1, (x->n_recent - 1) * sizeof(x->recent[0]));
 			x->n_recent--;
 		}
-		x->recent[x->n_recent++] = in->rate;
+		x->recent[x->n_recent++] = in->rate / in->cpu;
 	}
 	if (in->changed || (in->recheck_after && x->kept_for >= in->recheck_after))
 		return true;
-	if (in->crowded || x->n_recent < in->window || x->kept_rate <= 0)
+	if (in->crowded || x->n_recent < in->window)
 		return false;
 	now = validator_median(x->recent, x->n_recent);
-	return now >= x->kept_rate * EXPERIMENT_RECHECK_FACTOR || now * EXPERIMENT_RECHECK_FACTOR <= x->kept_rate;
+	if (x->kept_yield <= 0) {
+		x->kept_yield = now;
+		return false;
+	}
+	return now >= x->kept_yield * EXPERIMENT_RECHECK_FACTOR || now * EXPERIMENT_RECHECK_FACTOR <= x->kept_yield;
 }
 
 /* One sample of the turn in place; then the next turn, or the verdict once
@@ -317,7 +325,7 @@ struct experiment_intent experiment_done(struct experiment *x, const struct expe
 		x->guard = guard;
 		x->state = EXPERIMENT_KEPT;
 		x->kept_for = 0;
-		x->kept_rate = x->trials[best].evidence.after;
+		x->kept_yield = 0;
 		x->n_recent = 0;
 		return nothing;
 	case PENDING_NOTHING:
@@ -335,6 +343,7 @@ struct experiment_intent experiment_crowded(struct experiment *x) {
 }
 
 void experiment_reseated(struct experiment *x) {
+	x->kept_yield = 0;
 	x->n_recent = 0;
 }
 

@@ -74,8 +74,9 @@ struct experiment {
 	int pending;               /* what the last action was for (experiment.c) */
 	bool recheck;              /* the experiment under way re-checks a kept seating */
 	unsigned kept_for;         /* kept: samples since */
-	double kept_rate;          /* kept: the kept seating's rate then */
-	double recent[VALIDATOR_WINDOW_MAX];  /* kept: its rate in the last window samples */
+	double kept_yield;         /* kept: its bytes per CPU-second in its first window samples
+				    * kept; 0 until then */
+	double recent[VALIDATOR_WINDOW_MAX];  /* kept: those in the last window samples */
 	size_t n_recent;
 	unsigned rechecks;         /* re-checks started */
 };
@@ -83,6 +84,7 @@ struct experiment {
 /* What a sample brings. */
 struct experiment_input {
 	double rate;               /* the group's bytes/s in this sample; <= 0: nothing to judge by */
+	double cpu;                /* the CPUs' worth of time its members used in it; <= 0: not known */
 	bool no_gain;              /* the probe found that placement makes no difference here */
 	bool may_start;            /* a new experiment may start in this sample */
 	const enum seating *plan;  /* the seatings to try, best first, should one start */

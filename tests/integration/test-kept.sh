@@ -108,13 +108,15 @@ if ! kept_pair; then
 	not_ok "a ping-pong pair is kept on one CPU, again" "reverted three times: $(group_json "$P" | jq -c .)"
 	exit 1
 fi
+reference() { has '.kept_bytes_per_cpu_s > 0'; }
+check "what a change in the pair is measured against is taken once kept" wait_for 10 reference
 sig USR2 "$P"
 apart() { has '.state == "reverted" and .ccx == null' && cpus_are "$P" 0-1 && cpus_are "$C" 0-1; }
 check "a kept pair that becomes two busy processes is checked again, and given back its own placement" \
 	wait_for 15 apart
 echo "# after: $(group_json "$P" | jq -c '{state, reason, trials: [.trials[] | {seating, gain, beat}]}')"
-check "at once, since its rate fell by more than half" \
-	grep -qE "Group [0-9]+ \\(.*\\): checking shared-cpu on CCX [01] against its own placement again: its rate moved by half or double" "$LOG"
+check "at once, since its bytes per CPU-second fell by more than half" \
+	grep -qE "Group [0-9]+ \\(.*\\): checking shared-cpu on CCX [01] against its own placement again: its bytes per CPU-second moved to half or double" "$LOG"
 check "status counts the re-check" sh -c "[ \$($CCXCTL --socket $SOCK --json status | jq .sampling.rechecks) -gt $rechecks ]"
 sig KILL "$P" "$C"
 sleep 2.5

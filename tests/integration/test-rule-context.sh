@@ -111,7 +111,7 @@ fi
 # --- ccxctl rules ---
 rules=$(ctl rules)
 line=$(grep -n '^\[program:ccxt-target\]' "$CONF" | cut -d: -f1)
-check "ccxctl rules shows what each rule matches on" sh -c "echo '$rules' | grep -Eq '^$CONF:$line +ccxt-target +1 +pin +allow +no +comm ccxt-target, parent ccxt-launch\$'"
+check "ccxctl rules shows what each rule matches on" sh -c "echo '$rules' | grep -Eq '^$CONF:$line +ccxt-target +1 +pin +allow +no +no +comm ccxt-target, parent ccxt-launch\$'"
 check "ccxctl rules shows unit and cgroup globs" sh -c "echo '$rules' | grep -q 'comm ccxt-unit, unit ccxt-unit-\\*.scope\$'"
 check "ccxctl --json rules has the keys" sh -c "[ \"\$($CCXCTL --socket $SOCK --json rules | jq -r '.rules[1].ancestor, .rules[4].cgroup' | tr '\n' ' ')\" = 'ccxt-root */ccxd-test-*.slice/* ' ]"
 

@@ -9,7 +9,7 @@
 static const enum seating two[] = { SEATING_CORES, SEATING_SHARED };
 
 static struct experiment_input input(double rate) {
-	return (struct experiment_input){ .rate = rate, .may_start = true, .plan = two, .n_plan = 2,
+	return (struct experiment_input){ .rate = rate, .cpu = 1.0, .may_start = true, .plan = two, .n_plan = 2,
 					  .min_gain = 0.05, .window = 3 };
 }
 
@@ -375,32 +375,56 @@ static void a_recheck_that_loses_gives_the_members_back(void) {
 	CHECK_INT(x.state, EXPERIMENT_REVERTED);
 }
 
+/* One sample kept at rate, its members using cpu CPUs. */
+static const char *kept_sample_cpu(struct experiment *x, struct experiment_input *in, double rate, double cpu) {
+	in->cpu = cpu;
+	return kept_sample(x, in, rate);
+}
+
 static void a_rate_that_moved_by_half_is_checked_at_once(void) {
 	struct experiment x;
 	struct experiment_input in = input(500);
 
 	kept_shared(&x);
-	CHECK(x.kept_rate >= 450);
+	/* Its first window samples kept are the reference: 500 bytes per
+	 * CPU-second. */
+	for (int i = 0; i < 3; i++)
+		CHECK_STR(kept_sample(&x, &in, 500), "");
+	CHECK(x.kept_yield >= 499 && x.kept_yield <= 501);
 	/* 5 % drift, and a dip of one sample: not the group it was. */
 	CHECK_STR(kept_sample(&x, &in, 475), "");
 	CHECK_STR(kept_sample(&x, &in, 200), "");
 	CHECK_STR(kept_sample(&x, &in, 480), "");
 	CHECK_STR(kept_sample(&x, &in, 490), "");
-	/* Half, over window samples: it is another group now. */
-	CHECK_STR(kept_sample(&x, &in, 240), "");
-	CHECK_STR(kept_sample(&x, &in, 230), "S2");
+	/* Stopped half of each sample (SIGSTOP, a debugger), or idle: its rate
+	 * and its CPU fall together. */
+	for (int i = 0; i < 4; i++)
+		CHECK_STR(kept_sample_cpu(&x, &in, 250, 0.5), "");
+	/* Half per CPU-second, over window samples: it is another group now
+	 * (a pair that computes between its messages). */
+	CHECK_STR(kept_sample_cpu(&x, &in, 240, 1.0), "");
+	CHECK_STR(kept_sample_cpu(&x, &in, 230, 1.0), "S2");
 	CHECK(x.recheck);
+	/* A sample whose CPU is not known counts for nothing. */
+	kept_shared(&x);
+	for (int i = 0; i < 3; i++)
+		CHECK_STR(kept_sample_cpu(&x, &in, 500, 1.0), "");
+	for (int i = 0; i < 4; i++)
+		CHECK_STR(kept_sample_cpu(&x, &in, 100, 0), "");
 	/* Not while its CCX is being crowded: that is what the rate says. */
 	kept_shared(&x);
+	for (int i = 0; i < 3; i++)
+		CHECK_STR(kept_sample_cpu(&x, &in, 500, 1.0), "");
 	in.crowded = true;
 	for (int i = 0; i < 4; i++)
 		CHECK_STR(kept_sample(&x, &in, 240), "");
 	in.crowded = false;
 	/* And double. */
 	kept_shared(&x);
+	for (int i = 0; i < 3; i++)
+		CHECK_STR(kept_sample(&x, &in, 500), "");
 	CHECK_STR(kept_sample(&x, &in, 1000), "");
-	CHECK_STR(kept_sample(&x, &in, 1100), "");
-	CHECK_STR(kept_sample(&x, &in, 1050), "S2");
+	CHECK_STR(kept_sample(&x, &in, 1100), "S2");
 }
 
 static void changed_members_are_checked_at_once(void) {
