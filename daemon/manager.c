@@ -480,6 +480,7 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 	struct ccxd_status *st = ret;
 	struct watcher_stats ws = m->watcher ? watcher_stats(m->watcher) : (struct watcher_stats){ 0 };
 	struct execs_stats xs = m->execs ? execs_stats(m->execs) : (struct execs_stats){ 0 };
+	struct spills_stats ss = spills_stats(m->spills);
 	struct seatings_ranking decision;
 	int r = 0;
 
@@ -500,8 +501,8 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		.exec_pins = latencies_summary(&m->exec_pins),
 		.reloads = m->stats.reloads,
 		.reload_failures = m->stats.reload_failures,
-		.spills = spills_stats(m->spills).spills,
-		.spill_returns = spills_stats(m->spills).returns,
+		.spills = ss.spills,
+		.spill_returns = ss.returns,
 		.probe_results = m->prober ? prober_results(m->prober) : NULL,
 		.bpf_capabilities = caps_bpf_to_string(m->bpf_caps),
 	};

@@ -20,7 +20,6 @@ struct spills;
 struct spills_stats {
 	uint64_t spills;          /* times a program spilled */
 	uint64_t returns;         /* times one came back */
-	unsigned spilled;         /* programs spilled now */
 };
 
 int spills_new(const char *root, struct spills **ret);
