@@ -13,7 +13,6 @@ cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-hog"   # under another name: no ru
 
 write_conf <<CONF
 [daemon]
-traffic = no
 socket = $SOCK
 topology = $TWO_CCX
 interval = 500ms
