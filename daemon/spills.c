@@ -8,7 +8,6 @@
 #include "cpulist.h"
 #include "log.h"
 #include "placer.h"
-#include "procfs.h"
 #include "validator.h"
 #include "waits.h"
 
@@ -112,13 +111,12 @@ static int ccx_of(const struct topology *t, const cpu_set_t *cpus) {
 
 /* Each CCX as e's home sees it: its CPUs, and the other work there, which
  * is what the CPUs' load says less what the process itself used where it
- * ran last. */
-static struct crowding_ccx *ccxs_around(const struct spills *s, const struct topology *t,
-					const struct sampler_result *sample, const struct spill *e, int home,
-					double used) {
+ * ran last (the sample read that, for a process that ran). */
+static struct crowding_ccx *ccxs_around(const struct topology *t, const struct sampler_result *sample,
+					const struct spill *e, int home, double used) {
 	struct crowding_ccx *c = calloc(t->n_ccx, sizeof(*c));
 	double *load = calloc(t->n_ccx, sizeof(*load));
-	struct procfs_stat st;
+	long at = sampler_result_index(sample, e->pid);
 
 	if (!c || !load) {
 		free(c);
@@ -126,8 +124,8 @@ static struct crowding_ccx *ccxs_around(const struct spills *s, const struct top
 		return NULL;
 	}
 	placer_ccx_load(t, sample->cpu_load, sample->n_cpu_load, load);
-	if (procfs_read_stat(s->root, e->pid, &st) >= 0 && st.processor >= 0) {
-		int ran = topology_ccx_of_cpu(t, (unsigned)st.processor);
+	if (at >= 0 && sample->procs[at].last_cpu >= 0) {
+		int ran = topology_ccx_of_cpu(t, (unsigned)sample->procs[at].last_cpu);
 		if (ran >= 0)
 			load[ran] -= used;
 	}
@@ -220,7 +218,7 @@ static void watch(struct spills *s, struct placements *pl, const struct config *
 	}
 	base = validator_median(e->alone_waits, e->n_alone);
 	need = validator_median(e->alone_cpu, e->n_alone);
-	if (!(ccx = ccxs_around(s, t, sample, e, home, used)))
+	if (!(ccx = ccxs_around(t, sample, e, home, used)))
 		return;
 	if (!e->spilled && crowding_sample(&e->strikes, waited, base, &ccx[home], need, &o)) {
 		e->strikes = 0;
