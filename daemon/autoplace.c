@@ -316,20 +316,28 @@ static void subtract_members(const struct topology *t, const struct sampler_resu
 	}
 }
 
-/* Other programs' load on each CCX, in CPUs: what /proc/stat saw on its
- * CPUs, less what g itself used (it is the one being placed) and what the
- * seated groups used (counted by their demand instead). All 0 where there
- * is no reading, or for another machine's topology. */
-static void other_load(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
-		       double *load) {
+/* All the load on each CCX, in CPUs, as /proc/stat saw it on its CPUs;
+ * false, and all 0, where there is no reading, or for another machine's
+ * topology. */
+static bool measured_load(const struct autoplace *a, const struct topology *t, double *load) {
 	const struct sampler_result *s = a->sample;
 
 	if (!s || s->n_cpu_load == 0 || topology_is_foreign(t))
-		return;
+		return false;
 	placer_ccx_load(t, s->cpu_load, s->n_cpu_load, load);
+	return true;
+}
+
+/* Other programs' load on each CCX, in CPUs: the measured load less what g
+ * itself used (it is the one being placed) and what the seated groups used
+ * (counted by their demand instead). */
+static void other_load(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
+		       double *load) {
+	if (!measured_load(a, t, load))
+		return;
 	for (size_t i = 0; i < a->n_groups; i++)
 		if (&a->groups[i] == g || holds_ccx(&a->groups[i]))
-			subtract_members(t, s, &a->groups[i].group, load);
+			subtract_members(t, a->sample, &a->groups[i].group, load);
 	for (unsigned c = 0; c < t->n_ccx; c++)
 		if (load[c] < 0)
 			load[c] = 0;   /* clock ticks are coarse */
@@ -502,29 +510,34 @@ static double members_waited(struct autoplace *a, struct autoplace_group *g) {
 	return waits_share(&before, &now);
 }
 
-/* Each CCX as g's seat sees it: its CPUs, and the other work there (other
- * programs' load, and the demand of the groups seated there). */
+/* Each CCX as g's seat sees it: its CPUs, the other work there (other
+ * programs' load, and the demand of the groups seated there), and all the
+ * work measured there. */
 static struct crowding_ccx *ccxs_around(const struct autoplace *a, const struct topology *t,
 					const struct autoplace_group *g) {
 	size_t n = t->n_ccx ? t->n_ccx : 1;
 	struct crowding_ccx *c = calloc(n, sizeof(*c));
-	double *load = calloc(n, sizeof(*load));
+	double *load = calloc(n, sizeof(*load)), *busy = calloc(n, sizeof(*busy));
 
-	if (c && load) {
-		other_load(a, t, g, load);
-		for (unsigned k = 0; k < t->n_ccx; k++)
-			c[k] = (struct crowding_ccx){ .cpus = t->ccx[k].usable ? t->ccx[k].n_pus : 0, .taken = load[k] };
-		for (size_t i = 0; i < a->n_groups; i++) {
-			const struct autoplace_group *o = &a->groups[i];
-			if (o != g && holds_ccx(o) && (unsigned)o->ccx < t->n_ccx)
-				c[o->ccx].taken += o->group.demand;
-		}
-	}
-	free(load);
-	if (!load) {
+	if (!c || !load || !busy) {
 		free(c);
-		return NULL;
+		c = NULL;
+		goto out;
 	}
+	other_load(a, t, g, load);
+	measured_load(a, t, busy);
+	for (unsigned k = 0; k < t->n_ccx; k++)
+		c[k] = (struct crowding_ccx){
+			.cpus = t->ccx[k].usable ? t->ccx[k].n_pus : 0, .taken = load[k], .busy = busy[k]
+		};
+	for (size_t i = 0; i < a->n_groups; i++) {
+		const struct autoplace_group *o = &a->groups[i];
+		if (o != g && holds_ccx(o) && (unsigned)o->ccx < t->n_ccx)
+			c[o->ccx].taken += o->group.demand;
+	}
+out:
+	free(load);
+	free(busy);
 	return c;
 }
 

@@ -109,8 +109,8 @@ static int ccx_of(const struct topology *t, const cpu_set_t *cpus) {
 	return ccx;
 }
 
-/* Each CCX as e's home sees it: its CPUs, and the other work there, which
- * is what the CPUs' load says less what the process itself used where it
+/* Each CCX as e's home sees it: its CPUs, all the work measured there, and
+ * the other work, which is that less what the process itself used where it
  * ran last (the sample read that, for a process that ran). */
 static struct crowding_ccx *ccxs_around(const struct topology *t, const struct sampler_result *sample,
 					const struct spill *e, int home, double used) {
@@ -124,18 +124,20 @@ static struct crowding_ccx *ccxs_around(const struct topology *t, const struct s
 		return NULL;
 	}
 	placer_ccx_load(t, sample->cpu_load, sample->n_cpu_load, load);
+	for (unsigned k = 0; k < t->n_ccx; k++)
+		c[k] = (struct crowding_ccx){
+			.cpus = t->ccx[k].usable ? t->ccx[k].n_pus : 0,
+			.busy = load[k],
+			.distance = crowding_distance(t->ccx[home].numa_node, t->ccx[home].package,
+						      t->ccx[k].numa_node, t->ccx[k].package),
+		};
 	if (at >= 0 && sample->procs[at].last_cpu >= 0) {
 		int ran = topology_ccx_of_cpu(t, (unsigned)sample->procs[at].last_cpu);
 		if (ran >= 0)
 			load[ran] -= used;
 	}
 	for (unsigned k = 0; k < t->n_ccx; k++)
-		c[k] = (struct crowding_ccx){
-			.cpus = t->ccx[k].usable ? t->ccx[k].n_pus : 0,
-			.taken = load[k] > 0 ? load[k] : 0,   /* clock ticks are coarse */
-			.distance = crowding_distance(t->ccx[home].numa_node, t->ccx[home].package,
-						      t->ccx[k].numa_node, t->ccx[k].package),
-		};
+		c[k].taken = load[k] > 0 ? load[k] : 0;   /* clock ticks are coarse */
 	free(load);
 	return c;
 }

@@ -1,8 +1,11 @@
 #include "crowding.h"
 
-/* Whether c has room for demand CPUs besides its other work. */
+/* Whether c has room for demand CPUs besides its other work (see
+ * CROWDING_SLACK). */
 static bool fits(const struct crowding_ccx *c, double demand) {
-	return c->cpus > 0 && c->cpus - c->taken + CROWDING_SLACK >= demand;
+	bool full = c->busy > c->cpus - CROWDING_SLACK && c->taken >= CROWDING_SLACK;
+
+	return c->cpus > 0 && !full && c->cpus - c->taken + CROWDING_SLACK >= demand;
 }
 
 static double room_of(const struct crowding_ccx *c) {

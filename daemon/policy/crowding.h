@@ -26,7 +26,13 @@
 /* A CCX has room for a group when its CPUs less its other work, and this
  * much, hold the group's demand: the other programs' load comes from
  * /proc/stat, in clock ticks, and a few ticks' error and a shell's
- * housekeeping come to about this. */
+ * housekeeping come to about this. The other work is counted as what it
+ * got, though, and on a CCX left with less idle time than this, it got
+ * only what the group left it and wants more: such a CCX has no room,
+ * unless the other work there is less than this too (the group fills it
+ * by itself). A pinned CPU-bound program and a ping-pong pair on one CPU
+ * read 0.46 and 0.54 of it: 0.54 free looked like room for the 0.76 the
+ * pair used alone, and it was not. */
 #define CROWDING_SLACK 0.25
 
 /* One CCX as a group's seat sees it. */
@@ -34,6 +40,8 @@ struct crowding_ccx {
 	double cpus;               /* its CPUs; 0 for one that cannot be used */
 	double taken;              /* CPUs' worth of other work there: other programs' load, and
 				    * the demand of the groups ccxd seated there */
+	double busy;               /* CPUs' worth of all the work measured there, the group's own
+				    * included; 0 without a reading */
 	unsigned distance;         /* from the seat's CCX, for a spill: 0 the same NUMA node, 1 the
 				    * same package, 2 farther (crowding_distance()) */
 };

@@ -50,6 +50,35 @@ static void a_sustained_crowd_is_noticed(void) {
 	CHECK(crowding_sample(&strikes, 0.34, 0.01, &home, 2.0, &defaults));
 }
 
+/* What the other work got is not what it wants: a ping-pong pair kept on
+ * CPU 1 and a CPU-bound program pinned there read 0.54 and 0.46 of it,
+ * and the CPU had no idle time. 0.54 free looks like room for the 0.76
+ * the pair used alone; a CCX with no idle time has none. A pair that
+ * fills its CPU by itself is not crowded by it, whatever its wait. */
+static void a_full_ccx_has_no_room(void) {
+	struct crowding_ccx home = { .cpus = 1, .taken = 0.46, .busy = 1.0 };
+	unsigned strikes = 0;
+
+	CHECK(!crowding_sample(&strikes, 0.57, 0.36, &home, 0.76, &defaults));
+	CHECK(!crowding_sample(&strikes, 0.57, 0.36, &home, 0.76, &defaults));
+	CHECK(crowding_sample(&strikes, 0.57, 0.36, &home, 0.76, &defaults));
+	/* The same split with idle time left is room after all. */
+	strikes = 0;
+	home.busy = 0.6;
+	for (int i = 0; i < 5; i++)
+		CHECK(!crowding_sample(&strikes, 0.57, 0.36, &home, 0.76, &defaults));
+	home = (struct crowding_ccx){ .cpus = 1, .taken = 0.04, .busy = 1.0 };
+	for (int i = 0; i < 5; i++)
+		CHECK(!crowding_sample(&strikes, 0.57, 0.36, &home, 1.0, &defaults));
+	/* Nor is a full CCX anyone's target, nor a spilled program's way back. */
+	struct crowding_ccx ccx[] = { { .cpus = 1, .taken = 1.0, .busy = 1.0 },
+				      { .cpus = 1, .taken = 0.46, .busy = 1.0 } };
+	CHECK_INT(crowding_target(ccx, 2, 0, 0.5), -1);
+	CHECK_INT(crowding_spill_target(ccx, 2, 0, 0.5), -1);
+	for (int i = 0; i < 5; i++)
+		CHECK(!crowding_room_again(&strikes, &ccx[1], 0.5, &defaults));
+}
+
 /* A sample without the crowd starts the count again: a second's compile
  * is no reason to move. Nor is a share not known. */
 static void a_short_crowd_is_not(void) {
@@ -152,6 +181,6 @@ static void it_comes_back_when_there_is_room(void) {
 }
 
 TEST_MAIN(T(a_pair_alone_is_not_crowded), T(waiting_for_each_other_is_not_crowding), T(a_sustained_crowd_is_noticed),
-	  T(a_short_crowd_is_not), T(crowded_wait_0_never_moves), T(one_sample_suffices_when_asked),
+	  T(a_full_ccx_has_no_room), T(a_short_crowd_is_not), T(crowded_wait_0_never_moves), T(one_sample_suffices_when_asked),
 	  T(it_goes_where_there_is_room), T(two_one_cpu_ccxs), T(a_spill_goes_to_the_nearest_ccx_with_room),
 	  T(distances), T(it_comes_back_when_there_is_room))
