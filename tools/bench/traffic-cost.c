@@ -9,6 +9,7 @@
  *   pingpong_pipe   two processes passing a byte back and forth through two
  *                   pipes (round trips/s)
  *   pingpong_unix   the same through a Unix socketpair
+ *   pingpong_tcp    the same through a loopback TCP connection (TCP_NODELAY)
  *   getppid         a system call that moves nothing (calls/s): what every
  *                   system call pays where pipes are counted at system
  *                   calls' exit
@@ -26,6 +27,8 @@
  * another speed) from one run to the next. no-syscalls: pipes not counted
  * where the kernel refuses fexit programs, rather than at every system
  * call's exit. Built and run by tools/bench/traffic-cost.sh. */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -95,16 +98,34 @@ static struct result stream(double seconds) {
 	return (struct result){ bytes / took / 1e6, (cpu() - used) * 1e9 / (bytes / 1e6) };
 }
 
-static struct result pingpong(double seconds, bool unix_socket) {
+enum channel { PIPE, UNIX_SOCKET, TCP };
+
+/* A connected loopback TCP pair, into sv as socketpair() gives one. */
+static int tcp_pair(int sv[2]) {
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int one = 1, l = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &len) < 0 || (sv[0] = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+	    connect(sv[0], (struct sockaddr *)&a, sizeof(a)) < 0 || (sv[1] = accept(l, NULL, NULL)) < 0)
+		return -1;
+	close(l);
+	setsockopt(sv[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(sv[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 0;
+}
+
+static struct result pingpong(double seconds, enum channel channel) {
 	int there[2], back[2];   /* [0] read by the other, [1] written */
 	double start, used = cpu(), took;
 	long trips = 0;
 	char c = 'x';
 	pid_t echo;
 
-	if (unix_socket) {
+	if (channel != PIPE) {
 		int sv[2];
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		if ((channel == TCP ? tcp_pair(sv) : socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) < 0)
 			exit(1);
 		there[0] = back[1] = sv[1];   /* the echo's end */
 		there[1] = back[0] = sv[0];
@@ -125,7 +146,7 @@ static struct result pingpong(double seconds, bool unix_socket) {
 	waitpid(echo, NULL, 0);
 	close(there[0]);
 	close(there[1]);
-	if (!unix_socket) {
+	if (channel == PIPE) {
 		close(back[0]);
 		close(back[1]);
 	}
@@ -148,9 +169,11 @@ static struct result run(int workload, double seconds) {
 	case 0:
 		return stream(seconds);
 	case 1:
-		return pingpong(seconds, false);
+		return pingpong(seconds, PIPE);
 	case 2:
-		return pingpong(seconds, true);
+		return pingpong(seconds, UNIX_SOCKET);
+	case 3:
+		return pingpong(seconds, TCP);
 	default:
 		return syscalls(seconds);
 	}
@@ -224,8 +247,8 @@ static int reads_under_load(bool with_syscalls, double *reads, int max) {
 }
 
 int main(int argc, char **argv) {
-	static const char *const names[] = { "stream", "pingpong_pipe", "pingpong_unix", "getppid" };
-	double seconds = argc > 1 ? atof(argv[1]) : 0.5, reads[4 * MAX_PAIRS];
+	static const char *const names[] = { "stream", "pingpong_pipe", "pingpong_unix", "pingpong_tcp", "getppid" };
+	double seconds = argc > 1 ? atof(argv[1]) : 0.5, reads[5 * MAX_PAIRS];
 	int pairs = argc > 2 ? atoi(argv[2]) : 15, n_reads = 0;
 	bool with_syscalls = !(argc > 3 && strcmp(argv[3], "no-syscalls") == 0);
 	struct traffic *t;
@@ -253,7 +276,7 @@ int main(int argc, char **argv) {
 	traffic_free(t);
 	printf("| workload | rate without | with | with / without | CPU ns per unit without | with | with / without |\n");
 	printf("|---|---|---|---|---|---|---|\n");
-	for (int w = 0; w < 4; w++) {
+	for (int w = 0; w < 5; w++) {
 		double rate[2][MAX_PAIRS], ns[2][MAX_PAIRS], rate_ratio[MAX_PAIRS], ns_ratio[MAX_PAIRS];
 		for (int i = 0; i < pairs; i++) {
 			for (int k = 0; k < 2; k++) {

@@ -206,21 +206,31 @@ static __always_inline __u64 endpoint(const __u32 *words, __u16 port) {
 	return mix(mix(((__u64)words[0] << 32 | words[1]) ^ port) ^ ((__u64)words[2] << 32 | words[3]));
 }
 
+/* The socket programs run at every send and receive, which a ping-pong
+ * pair on one CPU makes hundreds of thousands a second: what they read of
+ * the socket they read with plain loads. Their tracepoints are tp_btf ones,
+ * whose arguments the kernel's BTF types, so the verifier lets a program
+ * follow those pointers itself (each load guarded, reading 0 at a bad
+ * address) where BPF_CORE_READ() calls a helper per field: 155 ns a TCP
+ * call became 105 (BENCHMARKS.md, "Traffic counters"). */
 static __always_inline __u64 tcp_queue(struct sock *sk, __u8 direction) {
-	__u32 local[4] = { 0, 0, 0xffff0000 /* ::ffff:0:0/96, network order */, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr) };
-	__u32 remote[4] = { 0, 0, 0xffff0000, BPF_CORE_READ(sk, __sk_common.skc_daddr) };
+	struct sock_common *c = &sk->__sk_common;
+	__u32 local[4] = { 0, 0, 0xffff0000 /* ::ffff:0:0/96, network order */, c->skc_rcv_saddr };
+	__u32 remote[4] = { 0, 0, 0xffff0000, c->skc_daddr };
 	__u64 to, from, q;
 
-	if (BPF_CORE_READ(sk, __sk_common.skc_family) == AF_INET6) {
-		struct in6_addr l = BPF_CORE_READ(sk, __sk_common.skc_v6_rcv_saddr);
-		if (!(l.words[0] == 0 && l.words[1] == 0 && l.words[2] == 0xffff0000)) {
-			struct in6_addr r = BPF_CORE_READ(sk, __sk_common.skc_v6_daddr);
-			__builtin_memcpy(local, l.words, sizeof(local));
-			__builtin_memcpy(remote, r.words, sizeof(remote));
+	if (c->skc_family == AF_INET6) {
+		const __u32 *l = c->skc_v6_rcv_saddr.words;
+		if (!(l[0] == 0 && l[1] == 0 && l[2] == 0xffff0000)) {
+			const __u32 *r = c->skc_v6_daddr.words;
+			for (int i = 0; i < 4; i++) {
+				local[i] = l[i];
+				remote[i] = r[i];
+			}
 		}
 	}
-	to = endpoint(remote, __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport)));
-	from = endpoint(local, BPF_CORE_READ(sk, __sk_common.skc_num));
+	to = endpoint(remote, __builtin_bswap16(c->skc_dport));
+	from = endpoint(local, c->skc_num);
 	if (direction == TRAFFIC_REC_READ) {   /* the data came from the remote end */
 		__u64 swap = to;
 		to = from;
@@ -230,8 +240,17 @@ static __always_inline __u64 tcp_queue(struct sock *sk, __u8 direction) {
 	return q ? q : 1;
 }
 
+/* A read-only view of obj as the kernel's type btf_id (Linux 6.2; the
+ * socket tracepoints that use it came in 6.3). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* The inode of sk's file. */
 static __always_inline __u64 sock_inode(struct sock *sk) {
-	return sk ? BPF_CORE_READ(sk, sk_socket, file, f_inode, i_ino) : 0;
+	struct socket *s = sk ? sk->sk_socket : NULL;
+	struct file *f = s ? s->file : NULL;
+	struct inode *i = f ? f->f_inode : NULL;
+
+	return i ? i->i_ino : 0;
 }
 
 /* The queue that what moved went through: a Unix socket's receiving end's
@@ -239,12 +258,14 @@ static __always_inline __u64 sock_inode(struct sock *sk) {
  * peer, is not counted), or one direction of a TCP connection, named the
  * same by both its ends. Other sockets are not counted. */
 static __always_inline void count_socket(struct sock *sk, __u8 direction, int moved) {
-	unsigned short family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	unsigned short family = sk->__sk_common.skc_family;
 
 	if (family == AF_UNIX) {
-		struct sock *to = direction == TRAFFIC_REC_WRITE ? BPF_CORE_READ((struct unix_sock *)sk, peer) : sk;
+		struct sock *to = sk;
+		if (direction == TRAFFIC_REC_WRITE)
+			to = ((struct unix_sock *)bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct unix_sock)))->peer;
 		count(sock_inode(to), TRAFFIC_REC_UNIX, direction, moved);
-	} else if ((family == AF_INET || family == AF_INET6) && BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP) {
+	} else if ((family == AF_INET || family == AF_INET6) && sk->sk_protocol == IPPROTO_TCP) {
 		count(tcp_queue(sk, direction), TRAFFIC_REC_TCP, direction, moved);
 	}
 }
