@@ -15,6 +15,7 @@
 #include "cgroup.h"
 #include "procfs.h"
 #include "reasons.h"
+#include "room.h"
 #include "util.h"
 
 /* A group unseen for this many samples has ended: its members get their
@@ -223,41 +224,6 @@ static bool ruled(const struct autoplace *a, pid_t pid) {
 
 /* ---- decisions --------------------------------------------------------- */
 
-static int compare_str(const void *x, const void *y) {
-	return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-/* "a|b": the sorted executables of the group, the key that what won is kept
- * under. Process names stand in for executables that cannot be read. */
-static char *programs_of(struct autoplace *a, const struct group *grp, const struct sampler_result *s) {
-	char **names = calloc(grp->n_pids ? grp->n_pids : 1, sizeof(*names)), *key = NULL;
-	size_t len = 1;
-
-	for (size_t i = 0; names && i < grp->n_pids; i++) {
-		if (procfs_read_exe(a->root, grp->pids[i], &names[i]) < 0) {
-			for (size_t k = 0; k < s->n_procs; k++)
-				if (s->procs[k].pid == grp->pids[i])
-					names[i] = strdup(s->procs[k].comm);
-		}
-		if (!names[i])
-			names[i] = strdup("?");
-		len += names[i] ? strlen(names[i]) + 1 : 2;
-	}
-	if (names) {
-		qsort(names, grp->n_pids, sizeof(*names), compare_str);
-		key = calloc(1, len);
-		for (size_t i = 0; key && i < grp->n_pids; i++) {
-			if (i)
-				strcat(key, "|");
-			strcat(key, names[i] ? names[i] : "?");
-		}
-		for (size_t i = 0; i < grp->n_pids; i++)
-			free(names[i]);
-	}
-	free(names);
-	return key;
-}
-
 /* The seatings to try, into order (n returned): what won for these
  * programs before, first, then the configured order. */
 static size_t plan_order(const struct autoplace *a, const struct autoplace_group *g,
@@ -293,112 +259,17 @@ int autoplace_set_memory(struct autoplace *a, const char *path) {
 	return 0;
 }
 
-/* Seated (or, in dry-run, decided): its demand is counted where it sits. */
-static bool holds_ccx(const struct autoplace_group *g) {
-	return g->ccx >= 0 && (g->x.state == EXPERIMENT_VALIDATING || g->x.state == EXPERIMENT_KEPT ||
-				g->x.state == EXPERIMENT_DRY_RUN);
-}
-
-/* An XML topology is another machine's: this one's CPU load says nothing
- * about it. */
-static bool topology_is_foreign(const struct topology *t) {
-	return t->source && strncmp(t->source, "xml:", 4) == 0;
-}
-
-/* Takes away what grp's members used from the CCX each ran on last. */
-static void subtract_members(const struct topology *t, const struct sampler_result *s, const struct group *grp,
-			     double *busy) {
-	for (size_t i = 0; i < grp->n_pids; i++) {
-		long k = sampler_result_index(s, grp->pids[i]);
-		int ccx = k >= 0 && s->procs[k].last_cpu >= 0 ? topology_ccx_of_cpu(t, (unsigned)s->procs[k].last_cpu) : -1;
-		if (ccx >= 0)
-			busy[ccx] -= s->procs[k].cpu;
-	}
-}
-
-/* All the load on each CCX, in CPUs, as /proc/stat saw it on its CPUs;
- * false, and all 0, where there is no reading, or for another machine's
- * topology. */
-static bool measured_load(const struct autoplace *a, const struct topology *t, double *load) {
-	const struct sampler_result *s = a->sample;
-
-	if (!s || s->n_cpu_load == 0 || topology_is_foreign(t))
-		return false;
-	placer_ccx_load(t, s->cpu_load, s->n_cpu_load, load);
-	return true;
-}
-
-/* Other programs' load on each CCX, in CPUs: the measured load less what g
- * itself used (it is the one being placed) and what the seated groups used
- * (counted by their demand instead). */
-static void other_load(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
-		       double *load) {
-	if (!measured_load(a, t, load))
-		return;
-	for (size_t i = 0; i < a->n_groups; i++)
-		if (&a->groups[i] == g || holds_ccx(&a->groups[i]))
-			subtract_members(t, a->sample, &a->groups[i].group, load);
-	for (unsigned c = 0; c < t->n_ccx; c++)
-		if (load[c] < 0)
-			load[c] = 0;   /* clock ticks are coarse */
-}
-
-/* The CPUs of ccx that the other seated groups hold. */
-static void taken_on(const struct autoplace *a, const struct autoplace_group *g, int ccx, cpu_set_t *taken) {
-	CPU_ZERO(taken);
-	for (size_t i = 0; ccx >= 0 && i < a->n_groups; i++) {
-		const struct autoplace_group *o = &a->groups[i];
-		if (o != g && o->ccx == ccx && holds_ccx(o))
-			CPU_OR(taken, taken, &o->cpus);
-	}
-}
-
-/* The CCX for g seated s, with room counted after every other group that
- * sits somewhere, in CPUs and in the cores the seating needs free (see
- * placer_group_ccx()), and balanced against other programs' load; and the
- * CPUs those groups hold there, which g's seating avoids. */
-static int choose_ccx(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
-		      enum seating s, const unsigned *threads, cpu_set_t *taken) {
-	size_t n = t->n_ccx ? t->n_ccx : 1;
-	double *busy = calloc(n, sizeof(*busy)), *load = calloc(n, sizeof(*load));
-	cpu_set_t *held = calloc(n, sizeof(*held));
-	struct placer_group_need need = { g->group.demand, s, g->group.n_pids, threads };
-	int ccx = -1;
-
-	if (busy && load && held) {
-		for (size_t i = 0; i < a->n_groups; i++) {
-			const struct autoplace_group *o = &a->groups[i];
-			if (o != g && holds_ccx(o))
-				busy[o->ccx] += o->group.demand;
-		}
-		for (unsigned c = 0; c < t->n_ccx; c++)
-			taken_on(a, g, (int)c, &held[c]);
-		other_load(a, t, g, load);
-		ccx = placer_group_ccx(t, &need, busy, load, held);
-	}
-	free(busy);
-	free(load);
-	free(held);
-	taken_on(a, g, ccx, taken);
-	return ccx;
-}
-
-/* Each member's busy threads, for its seating (0 for one gone quiet). */
-static unsigned *threads_of(const struct autoplace *a, const struct group *grp) {
-	unsigned *threads = calloc(grp->n_pids ? grp->n_pids : 1, sizeof(*threads));
-
-	for (size_t i = 0; threads && a->sample && i < grp->n_pids; i++) {
-		long k = sampler_result_index(a->sample, grp->pids[i]);
-		threads[i] = k >= 0 ? a->sample->procs[k].busy_threads : 0;
-	}
-	return threads;
+/* What g's room is counted from. */
+static struct room_view room_of(const struct autoplace *a, const struct topology *t) {
+	return (struct room_view){ t, a->sample, a->groups, a->n_groups };
 }
 
 /* Puts g's members in seating s on the CCX with room for it. -EXFULL when no
  * CCX has room, -ENOSPC when the CCX cannot seat them that way. */
 static int seat(struct autoplace *a, const struct topology *t, struct autoplace_group *g, enum seating s) {
+	struct room_view v = room_of(a, t);
 	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
-	unsigned *threads = threads_of(a, &g->group);
+	unsigned *threads = room_threads(&v, &g->group);
 	int r;
 
 	if (!cpus || !threads) {
@@ -411,11 +282,11 @@ static int seat(struct autoplace *a, const struct topology *t, struct autoplace_
 	 * group took the CPUs it needs there meanwhile. */
 	r = -ENOSPC;
 	if (g->ccx >= 0 && (unsigned)g->ccx < t->n_ccx) {
-		taken_on(a, g, g->ccx, &taken);
+		room_taken_on(&v, g, g->ccx, &taken);
 		r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, threads, &taken, cpus);
 	}
 	if (r == -ENOSPC) {
-		g->ccx = choose_ccx(a, t, g, s, threads, &taken);
+		g->ccx = room_choose_ccx(&v, g, s, threads, &taken);
 		if (g->ccx < 0)
 			r = -EXFULL;
 		else
@@ -510,37 +381,6 @@ static double members_waited(struct autoplace *a, struct autoplace_group *g) {
 	return waits_share(&before, &now);
 }
 
-/* Each CCX as g's seat sees it: its CPUs, the other work there (other
- * programs' load, and the demand of the groups seated there), and all the
- * work measured there. */
-static struct crowding_ccx *ccxs_around(const struct autoplace *a, const struct topology *t,
-					const struct autoplace_group *g) {
-	size_t n = t->n_ccx ? t->n_ccx : 1;
-	struct crowding_ccx *c = calloc(n, sizeof(*c));
-	double *load = calloc(n, sizeof(*load)), *busy = calloc(n, sizeof(*busy));
-
-	if (!c || !load || !busy) {
-		free(c);
-		c = NULL;
-		goto out;
-	}
-	other_load(a, t, g, load);
-	measured_load(a, t, busy);
-	for (unsigned k = 0; k < t->n_ccx; k++)
-		c[k] = (struct crowding_ccx){
-			.cpus = t->ccx[k].usable ? t->ccx[k].n_pus : 0, .taken = load[k], .busy = busy[k]
-		};
-	for (size_t i = 0; i < a->n_groups; i++) {
-		const struct autoplace_group *o = &a->groups[i];
-		if (o != g && holds_ccx(o) && (unsigned)o->ccx < t->n_ccx)
-			c[o->ccx].taken += o->group.demand;
-	}
-out:
-	free(load);
-	free(busy);
-	return c;
-}
-
 /* What it does by itself in a seat is measured afresh in each. */
 static void seated(struct autoplace_group *g) {
 	g->n_seated = 0;
@@ -554,6 +394,7 @@ static void seated(struct autoplace_group *g) {
  * group no longer gets. */
 static void watch_crowding(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 			   const struct autoplace_options *o) {
+	struct room_view view = room_of(a, t);
 	struct crowding_ccx *ccx;
 	int from = g->ccx, to;
 	double base, need;
@@ -568,7 +409,7 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 	}
 	base = validator_median(g->seated_waits, g->n_seated);
 	need = validator_median(g->seated_cpu, g->n_seated);
-	if (from < 0 || (unsigned)from >= t->n_ccx || !(ccx = ccxs_around(a, t, g)))
+	if (from < 0 || (unsigned)from >= t->n_ccx || !(ccx = room_around(&view, g)))
 		return;
 	bool crowded = crowding_sample(&g->strikes, g->waited, base, &ccx[from], need, &o->crowding);
 	log_debug("Group %d: waited %.2f of the time (%.2f once seated), CCX %d has %.2f of %.0f CPUs free for %.2f%s",
@@ -740,7 +581,7 @@ static int merge_groups(struct autoplace *a, struct group *fresh, size_t n) {
 			g->ccx = -1;
 			g->waited = -1;
 			g->x.state = EXPERIMENT_MEASURING;
-			g->programs = programs_of(a, &fresh[i], a->sample);
+			g->programs = learned_programs(a->root, &fresh[i], a->sample);
 		} else {
 			free(g->group.pids);
 			free(g->group.channels);
@@ -809,13 +650,14 @@ static bool any_ruled(const struct autoplace *a, const struct group *grp) {
 
 static void dry_run(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 		    const struct autoplace_options *o) {
+	struct room_view v = room_of(a, t);
 	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
-	unsigned *threads = threads_of(a, &g->group);
+	unsigned *threads = room_threads(&v, &g->group);
 	enum seating plan[_SEATING_MAX];
 	size_t n_plan = plan_order(a, g, o, plan);
 
 	g->x.state = EXPERIMENT_NO_ROOM;
-	g->ccx = cpus && threads ? choose_ccx(a, t, g, n_plan ? plan[0] : SEATING_CORES, threads, &taken) : -1;
+	g->ccx = cpus && threads ? room_choose_ccx(&v, g, n_plan ? plan[0] : SEATING_CORES, threads, &taken) : -1;
 	CPU_ZERO(&g->cpus);
 	cite_probe(g, o);
 	if (no_gain_for(g, o) || g->group.bytes_per_s <= 0) {

@@ -7,7 +7,10 @@
 #include <json-c/json.h>
 
 #include "atomicfile.h"
+#include "groups.h"
 #include "log.h"
+#include "procfs.h"
+#include "sample.h"
 #include "util.h"
 
 struct learned {
@@ -18,6 +21,38 @@ struct learned {
 	} *won;
 	size_t n_won, allocated_won;
 };
+
+static int compare_names(const void *x, const void *y) {
+	const char *a = *(char *const *)x, *b = *(char *const *)y;
+
+	return strcmp(a ? a : "?", b ? b : "?");
+}
+
+char *learned_programs(const char *root, const struct group *grp, const struct sampler_result *s) {
+	char **names = calloc(grp->n_pids ? grp->n_pids : 1, sizeof(*names)), *key = NULL;
+	size_t len = 1;
+
+	for (size_t i = 0; names && i < grp->n_pids; i++) {
+		if (procfs_read_exe(root, grp->pids[i], &names[i]) < 0) {
+			long k = s ? sampler_result_index(s, grp->pids[i]) : -1;
+			names[i] = strdup(k >= 0 ? s->procs[k].comm : "?");
+		}
+		len += names[i] ? strlen(names[i]) + 1 : 2;
+	}
+	if (names) {
+		qsort(names, grp->n_pids, sizeof(*names), compare_names);
+		key = calloc(1, len);
+		for (size_t i = 0; key && i < grp->n_pids; i++) {
+			if (i)
+				strcat(key, "|");
+			strcat(key, names[i] ? names[i] : "?");
+		}
+		for (size_t i = 0; i < grp->n_pids; i++)
+			free(names[i]);
+	}
+	free(names);
+	return key;
+}
 
 static void remember(struct learned *l, const char *programs, enum seating seating) {
 	struct won *grown;

@@ -9,11 +9,18 @@
 #include "placer.h"
 
 struct learned;
+struct group;
+struct sampler_result;
 
 /* path NULL: remembered until exit only. A file that is not what ccxd
  * writes is ignored, with a warning; a missing one is no error. */
 int learned_new(const char *path, struct learned **ret);
 void learned_free(struct learned *l);
+
+/* The key what won for grp is kept under: "a|b", its members' sorted
+ * executables, read under root, with the name s gives a process for one
+ * that cannot be read. To be freed; NULL without memory. */
+char *learned_programs(const char *root, const struct group *grp, const struct sampler_result *s);
 
 /* What won for programs ("a|b": the sorted executables), or _SEATING_MAX. */
 enum seating learned_seating(const struct learned *l, const char *programs);
