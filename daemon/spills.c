@@ -15,6 +15,7 @@
 struct spill {
 	pid_t pid;
 	uint64_t start_time;
+	pid_t parent;             /* the program it inherited its pin from, forked; 0 if none */
 	bool seen;                /* in this interval's watch */
 	bool spilled;
 	cpu_set_t home;           /* what its rule pinned it to */
@@ -80,7 +81,9 @@ static struct spill *entry_for(struct spills *s, const struct placement *p) {
 		s->v = v;
 		s->allocated = want;
 	}
-	s->v[s->n] = (struct spill){ .pid = p->pid, .start_time = p->start_time, .home = p->cpus };
+	s->v[s->n] = (struct spill){
+		.pid = p->pid, .start_time = p->start_time, .parent = p->inherited_from, .home = p->cpus
+	};
 	return &s->v[s->n++];
 }
 
@@ -230,6 +233,36 @@ static void watch(struct spills *s, struct placements *pl, const struct config *
 	free(ccx);
 }
 
+/* The watched program pid, or NULL. */
+static const struct spill *watched(const struct spills *s, pid_t pid) {
+	for (size_t i = 0; pid > 0 && i < s->n; i++)
+		if (s->v[i].pid == pid && s->v[i].seen)
+			return &s->v[i];
+	return NULL;
+}
+
+/* A process a watched program forked inherited its pin, the spilled one
+ * too: it follows its parent, spilled and brought back with it, rather than
+ * be judged on its own as it starts. Once its parent has gone, its own
+ * watch starts afresh. */
+static void follow_parent(struct placements *pl, const struct placement *p, struct spill *e, const struct spill *parent) {
+	const cpu_set_t *want = parent->spilled ? &parent->wide : &parent->home;
+	const struct placement *from = placements_get(pl, parent->pid);
+	char list[CPULIST_MAX];
+
+	e->home = parent->home;
+	e->wide = parent->wide;
+	e->spilled = parent->spilled;
+	e->n_alone = e->strikes = e->streak = 0;
+	e->last_usec = 0;
+	if (CPU_EQUAL(&p->cpus, want) || placements_pin(pl, p, want) < 0)
+		return;
+	placements_set_reason(pl, p, "rule %s: %s with %s[%d], which it forked from: CPUs %s", p->rule,
+			      parent->spilled ? "spilled" : "back", from ? from->comm : "?", (int)parent->pid,
+			      cpulist_format(want, list, sizeof(list)));
+	log_debug("%s[%d]: %s", p->comm, (int)p->pid, p->reason);
+}
+
 void spills_watch(struct spills *s, struct placements *pl, const struct config *c, const struct topology *t,
 		  const struct sampler_result *sample, unsigned window, uint64_t now_usec) {
 	size_t kept = 0;
@@ -242,7 +275,17 @@ void spills_watch(struct spills *s, struct placements *pl, const struct config *
 			continue;
 		e->seen = true;
 		follow_rule(e, p);
-		watch(s, pl, c, t, sample, p, e, window, now_usec);
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct spill *e = &s->v[i];
+		const struct placement *p = e->seen ? placements_get(pl, e->pid) : NULL;
+		const struct spill *parent = watched(s, e->parent);
+		if (!p)
+			continue;
+		if (parent)
+			follow_parent(pl, p, e, parent);
+		else
+			watch(s, pl, c, t, sample, p, e, window, now_usec);
 	}
 	/* Gone, or no longer a spilling rule's: what its rule decides now
 	 * stands. */

@@ -4,11 +4,13 @@
 #   1. spill = no (the default): the pin holds, crowded or not;
 #   2. spill = yes: the program may use CCX 0 as well while CCX 1 is
 #      crowded, and comes back to CCX 1 alone once it has room, with the
-#      reasons, the journal and the counters.
+#      reasons, the journal and the counters;
+#   3. a process it forks while spilled comes back with it.
 # interval = 500ms only makes it quicker: the thresholds count samples.
 . "$(dirname "$0")/lib.sh"
 cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-hard"
 cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-spills"
+cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-forks"
 cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-hog"   # under another name: no rule's
 
 write_conf <<CONF
@@ -21,6 +23,10 @@ interval = 500ms
 ccx = 1
 
 [program:ccxt-spills]
+ccx = 1
+spill = yes
+
+[program:ccxt-forks]
 ccx = 1
 spill = yes
 CONF
@@ -77,6 +83,27 @@ hog
 check "crowded again, it spills again" wait_for 10 cpus_are "$P" 0-1
 sig KILL "$HOG"
 check "and comes back again" wait_for 10 cpus_are "$P" 1
+sig KILL "$P"
+
+# 3. What a spilled program forks follows it back.
+spawn "$WORK/ccxt-forks" forking
+P=$SPAWNED
+check "a program that forks is pinned to CCX 1 by its rule" wait_for 5 cpus_are "$P" 1
+sleep 2   # its first samples pinned: alone
+hog
+check "crowded, it spills" wait_for 10 cpus_are "$P" 0-1
+sig USR1 "$P"
+wait_for 5 sh -c "pgrep -P '$P' >/dev/null"
+C=$(pgrep -P "$P" | head -n 1)
+CHILDREN="$CHILDREN $C"
+check "the process it forks meanwhile has its CPUs" wait_for 5 cpus_are "$C" 0-1
+sig KILL "$HOG"
+check "once CCX 1 has room, the program comes back" wait_for 10 cpus_are "$P" 1
+check "and so does the process it forked" wait_for 5 cpus_are "$C" 1
+r=$(reason "$C")
+echo "# the forked process: $r"
+check "whose reason says why" sh -c "echo '$r' | grep -qE '^rule ccxt-forks: back with ccxt-forks\\[$P\\], which it forked from: CPUs 1$'"
 
 check "ccxd stops cleanly" stop_ccxd
 check "the program has its original affinity again" cpus_are "$P" 0-1
+check "and so has the process it forked" cpus_are "$C" 0-1

@@ -31,7 +31,8 @@
  *       connector's exec event), until killed (root, or CAP_PERFMON).
  *
  * Run under a name that does not start with "ccxt-exec", it is the exec'd
- * program: "hold", "spin" and "threads" as above, anything else exits at
+ * program: "hold", "spin" and "threads" as above, or "forking", which
+ * computes and forks a child that sleeps at each SIGUSR1; anything else exits at
  * once. ccxt-exec is linked statically and ccxt-exec-dynamic dynamically:
  * a dynamic program spends its first few hundred microseconds in ld.so,
  * where a static one runs its own code at once. */
@@ -284,6 +285,13 @@ static void *spin(void *arg) {
 	return NULL;
 }
 
+static volatile sig_atomic_t fork_asked;
+
+static void ask_fork(int sig) {
+	(void)sig;
+	fork_asked = 1;
+}
+
 /* The exec'd program: what it does until it is killed. */
 static int target(const char *mode) {
 	if (strcmp(mode, "hold") == 0)
@@ -297,6 +305,16 @@ static int target(const char *mode) {
 				return 1;
 		}
 		spin(NULL);
+	} else if (strcmp(mode, "forking") == 0) {
+		signal(SIGUSR1, ask_fork);
+		for (;;) {
+			if (!fork_asked)
+				continue;
+			fork_asked = 0;
+			if (fork() == 0)
+				for (;;)
+					pause();
+		}
 	}
 	return 0;
 }
