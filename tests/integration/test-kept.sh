@@ -14,7 +14,6 @@ cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-hog"   # under another name: a pro
 
 write_conf <<CONF
 [daemon]
-traffic = no
 socket = $SOCK
 topology = $TWO_CCX
 interval = 500ms
