@@ -282,10 +282,12 @@ void spills_watch(struct spills *s, struct placements *pl, const struct config *
 		const struct spill *parent = watched(s, e->parent);
 		if (!p)
 			continue;
-		if (parent)
+		if (parent) {
 			follow_parent(pl, p, e, parent);
-		else
-			watch(s, pl, c, t, sample, p, e, window, now_usec);
+			continue;
+		}
+		e->parent = 0;   /* gone: not another process that gets its pid */
+		watch(s, pl, c, t, sample, p, e, window, now_usec);
 	}
 	/* Gone, or no longer a spilling rule's: what its rule decides now
 	 * stands. */
