@@ -773,3 +773,17 @@ long long procfs_pid_namespace(void) {
 		return -errno;
 	return st.st_ino == 0xEFFFFFFCU /* PROC_PID_INIT_INO */ ? 0 : (long long)st.st_ino;
 }
+
+long procfs_pid_max(void) {
+	char buf[32], *end;
+	ssize_t r = procfs_read_file("/proc/sys/kernel/pid_max", buf, sizeof(buf));
+	long max;
+
+	if (r < 0)
+		return (long)r;
+	errno = 0;
+	max = strtol(buf, &end, 10);
+	if (errno || end == buf || max <= 0)
+		return -EINVAL;
+	return max;
+}

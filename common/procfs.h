@@ -180,6 +180,8 @@ size_t procfs_read_ancestors(const char *root, const struct procfs_stat *st, siz
 /* The inode of this process's PID namespace, 0 for the initial one (whose
  * numbers are the kernel's own), or -errno. */
 long long procfs_pid_namespace(void);
+/* kernel.pid_max: every pid is below it. Or -errno. */
+long procfs_pid_max(void);
 
 /* Reads a whole small file into buf (NUL-terminated). Returns its length or -errno. */
 ssize_t procfs_read_file(const char *path, char *buf, size_t size);

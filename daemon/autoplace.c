@@ -337,21 +337,9 @@ static void log_verdict(const struct autoplace_group *g) {
 			  g->x.n_trials ? g->x.trials[0].evidence.before / 1048576 : 0.0);
 }
 
-/* Which processes a group is, in one number: its sorted pids, hashed
- * (FNV-1a). */
-static uint64_t pids_signature(const struct group *grp) {
-	uint64_t h = 14695981039346656037ULL;
-
-	for (size_t i = 0; i < grp->n_pids; i++) {
-		h ^= (uint64_t)(uint32_t)grp->pids[i];
-		h *= 1099511628211ULL;
-	}
-	return h ^ grp->n_pids;
-}
-
 /* Whether a kept group is no longer the processes it was kept as. */
 static bool members_changed(const struct autoplace_group *g) {
-	return g->x.state == EXPERIMENT_KEPT && pids_signature(&g->group) != g->kept_pids;
+	return g->x.state == EXPERIMENT_KEPT && groups_signature(&g->group) != g->kept_pids;
 }
 
 /* ---- crowding ----------------------------------------------------------- */
@@ -469,7 +457,7 @@ static void carry_out(struct autoplace *a, const struct topology *t, struct auto
 		return;
 	if (g->x.state == EXPERIMENT_KEPT) {
 		a->stats.kept++;
-		g->kept_pids = pids_signature(&g->group);
+		g->kept_pids = groups_signature(&g->group);
 		seated(g);
 		if (g->programs)
 			learned_keep(a->learned, g->programs, g->x.seating);
@@ -641,6 +629,28 @@ static void drop_ended(struct autoplace *a) {
 	free(ended);
 }
 
+/* Kept groups that make many calls have them counted one in 16: what they
+ * are kept on is settled, and a re-check (not kept while it runs) counts
+ * every call again. */
+static void thin_settled(struct autoplace *a) {
+	pid_t *pids;
+	size_t n = 0, max = 0;
+
+	for (size_t i = 0; i < a->n_groups; i++)
+		max += a->groups[i].group.n_pids;
+	pids = calloc(max ? max : 1, sizeof(*pids));
+	if (!pids)
+		return;
+	for (size_t i = 0; i < a->n_groups; i++) {
+		struct autoplace_group *g = &a->groups[i];
+		g->thinned = g->seen && groups_thin(&g->group, a->sample, g->x.state == EXPERIMENT_KEPT, g->thinned);
+		for (size_t k = 0; g->thinned && k < g->group.n_pids; k++)
+			pids[n++] = g->group.pids[k];
+	}
+	sampler_thin(a->sampler, pids, n);
+	free(pids);
+}
+
 static bool any_ruled(const struct autoplace *a, const struct group *grp) {
 	for (size_t k = 0; k < grp->n_pids; k++)
 		if (ruled(a, grp->pids[k]))
@@ -753,6 +763,7 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 		reasons_of_group(&words, placer_largest_ccx(t), o.window, AUTOPLACE_RELEASE_AFTER, g->reason,
 				 sizeof(g->reason));
 	}
+	thin_settled(a);
 	a->stats.cycles++;
 	a->stats.last_scanned = sample->n_scanned;
 	a->stats.last_active = sample->n_procs;

@@ -185,6 +185,7 @@ static json_object *group_json(const struct status_group *g, const struct sample
 	json_object_object_add(o, "demand", json_object_new_double(g->demand));
 	json_object_object_add(o, "split", json_object_new_boolean(g->split));
 	json_object_object_add(o, "turns", json_object_new_boolean(g->turns));
+	json_object_object_add(o, "thinned", json_object_new_boolean(g->thinned));
 	json_object_object_add(o, "waited", g->waited >= 0 ? json_object_new_double(g->waited) : NULL);
 	json_object_object_add(o, "waited_seated", g->waited_seated >= 0 ? json_object_new_double(g->waited_seated) : NULL);
 	json_object_object_add(o, "kept_bytes_per_cpu_s",

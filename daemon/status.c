@@ -93,6 +93,7 @@ static void status_group_of(const struct autoplace_group *g, struct status_group
 		.demand = g->group.demand,
 		.split = g->group.split,
 		.turns = g->group.turns,
+		.thinned = g->thinned,
 		.waited = g->waited,
 		.waited_seated = x->state == EXPERIMENT_KEPT && g->n_seated ?
 					 validator_median(g->seated_waits, g->n_seated) : -1,

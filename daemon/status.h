@@ -87,6 +87,7 @@ struct status_group {
 	double bytes_per_s, cpu, demand;
 	bool split;
 	bool turns;               /* a pair that takes turns (groups.h) */
+	bool thinned;             /* kept, its calls counted one in 16 (autoplace_group) */
 	double waited;            /* kept: its members' share of wanted time spent waiting for a
 				   * CPU in the last sample; -1: not known */
 	double waited_seated;     /* that share in its first samples in its seat; -1: not yet */

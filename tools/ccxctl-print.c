@@ -192,8 +192,11 @@ static void print_group_table(FILE *f, json_object *groups) {
 			  str(g, "cpus"), human_rate(g, "bytes_per_s", rate, sizeof(rate)), wakeups, channels);
 	}
 	table_print_free(f, &t);
-	for (size_t i = 0; i < len_of(groups); i++)
-		fprintf(f, "  %s: %s\n", str(item(groups, i), "id"), str(item(groups, i), "reason"));
+	for (size_t i = 0; i < len_of(groups); i++) {
+		json_object *g = item(groups, i), *thinned = get(g, "thinned");
+		fprintf(f, "  %s: %s%s\n", str(g, "id"), str(g, "reason"),
+			thinned && json_object_get_boolean(thinned) ? " (its calls counted 1 in 16)" : "");
+	}
 }
 
 /* The processes that communicate but are in no group, and why. */

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sample.h"
@@ -102,6 +103,22 @@ int groups_cut(const struct sampler_result *sample, const struct groups_limits *
  * to another when theirs is crowded, which a pin would not; what it does
  * not do is put separate processes together, and that stays ccxd's. */
 bool groups_for_the_kernel(const struct group *g, int llc_balancing);
+
+/* Which processes g is, in one number: its sorted pids, hashed (FNV-1a). */
+uint64_t groups_signature(const struct group *g);
+
+/* Whether a kept group's calls are counted one in 16 (sampler_thin()):
+ * while its channels carry GROUPS_THIN_ABOVE counted calls a second or
+ * more, and once thinned, until they fall below GROUPS_THIN_BELOW. Counting
+ * a call costs about 100 ns (BENCHMARKS.md, "Traffic counters"): below
+ * 10,000 a second that is under 0.1 % of a CPU, not worth estimates; a pair
+ * that takes turns on one CPU makes up to a million, and loses 8 % of its
+ * rate to the counting, thinned 4 %. 625 counted calls a second still
+ * estimate its rate within 12 % (three standard errors), where a re-check
+ * waits for half or double. */
+#define GROUPS_THIN_ABOVE 10000.0
+#define GROUPS_THIN_BELOW 5000.0
+bool groups_thin(const struct group *g, const struct sampler_result *sample, bool kept, bool thinned);
 
 /* The split itself, over the channels between processes (indexes into the
  * sample's channels, each joining two of its processes): a component whose

@@ -37,6 +37,8 @@ struct sampler {
 	uint64_t counting_usec;    /* what reading them took the last sample */
 	uint64_t lost;             /* the counters' calls lost when full, up to the last sample */
 	uint64_t lost_last;        /* of those, the last sample's: it was estimated */
+	pid_t *thinned;            /* the processes the counters thin (sampler_thin()), sorted */
+	size_t n_thinned;
 };
 
 static const char *const reading_names[] = {
@@ -119,11 +121,38 @@ void sampler_free(struct sampler *s) {
 		return;
 	peers_free(s->peers);
 	traffic_free(s->traffic);
+	free(s->thinned);
 	reader_close(s->reader, s->seen, s->n_seen);
 	reader_free(s->reader);
 	free(s->seen);
 	cpuload_free(s->cpuload);
 	free(s);
+}
+
+static bool has_pid(const pid_t *pids, size_t n, pid_t pid) {
+	return n && bsearch(&pid, pids, n, sizeof(*pids), util_compare_pid);
+}
+
+int sampler_thin(struct sampler *s, const pid_t *pids, size_t n) {
+	pid_t *now = NULL;
+
+	if (!s->traffic)
+		return 0;
+	if (n && !(now = malloc(n * sizeof(*now))))
+		return -ENOMEM;
+	if (n)
+		memcpy(now, pids, n * sizeof(*now));
+	qsort(now, n, sizeof(*now), util_compare_pid);
+	for (size_t i = 0; i < s->n_thinned; i++)
+		if (!has_pid(now, n, s->thinned[i]))
+			traffic_thin(s->traffic, s->thinned[i], false);
+	for (size_t i = 0; i < n; i++)
+		if (!has_pid(s->thinned, s->n_thinned, now[i]))
+			traffic_thin(s->traffic, now[i], true);
+	free(s->thinned);
+	s->thinned = now;
+	s->n_thinned = n;
+	return 0;
 }
 
 /* util_compare_pid() sorts and finds the records that begin with a pid too. */

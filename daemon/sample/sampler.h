@@ -61,6 +61,13 @@ uint64_t sampler_counting_usec(const struct sampler *s);
  * all estimated from /proc, as without counters. */
 uint64_t sampler_counts_lost(const struct sampler *s);
 
+/* Has the kernel count the calls of pids (n of them) one in 16, as
+ * estimates of the same totals (traffic_thin()), and every call of the
+ * processes it thinned before and that are not among them. What a process
+ * that makes hundreds of thousands of calls a second, and whose group is
+ * settled, is spared. Nothing where traffic is not counted. */
+int sampler_thin(struct sampler *s, const pid_t *pids, size_t n);
+
 /* One cycle at now_usec (CLOCK_MONOTONIC). The first call only takes the
  * baseline and returns an empty result. */
 int sampler_sample(struct sampler *s, uint64_t now_usec, struct sampler_result **ret);

@@ -27,6 +27,11 @@ struct traffic_value {
 	__u64 messages;            /* the calls that moved a byte or more */
 };
 
+/* A thinned process (traffic_thin()) is counted one call in this many, at
+ * random, each counted call standing for this many and its bytes as many
+ * times. */
+#define TRAFFIC_THIN_EVERY 16
+
 /* Set by the loader before the programs are verified (.rodata). */
 struct traffic_config {
 	__u32 pidns_inum;          /* the reader's pid namespace, 0: the initial one */

@@ -64,7 +64,8 @@ struct traffic {
 	struct bpf_object *obj;
 	const char *target[N_PROGRAMS];    /* the kernel's, NULL where it has none */
 	struct bpf_link *link[N_PROGRAMS];
-	int counts[2], bss;        /* the maps' fds */
+	int counts[2], bss, thinned;   /* the maps' fds */
+	uint32_t thinned_words;    /* thinned's elements: 64 pids each */
 	struct traffic_shared *shared;   /* the programs' global variables, mapped */
 	size_t shared_size;
 	bool one_by_one;           /* the kernel refused to read and delete in batches */
@@ -121,6 +122,18 @@ static __u32 pidns_inum(void) {
 	return ino > 0 ? (__u32)ino : 0;
 }
 
+#define PID_MAX_LIMIT (4 * 1024 * 1024)   /* the kernel's, on 64-bit machines */
+
+/* The bits the thinned map needs: one per pid the kernel may give out,
+ * 4 KiB for the usual pid_max of 32768, 512 KiB at most. */
+static uint32_t thinned_words(void) {
+	long max = procfs_pid_max();
+
+	if (max <= 0 || max > PID_MAX_LIMIT)
+		max = PID_MAX_LIMIT;
+	return (uint32_t)((max + 63) / 64);
+}
+
 static void unload(struct traffic *t) {
 	for (size_t i = 0; i < N_PROGRAMS; i++) {
 		bpf_link__destroy(t->link[i]);
@@ -131,7 +144,7 @@ static void unload(struct traffic *t) {
 	t->shared = NULL;
 	bpf_object__close(t->obj);
 	t->obj = NULL;
-	t->counts[0] = t->counts[1] = t->bss = -1;
+	t->counts[0] = t->counts[1] = t->bss = t->thinned = -1;
 }
 
 #define VERIFIER_LOG_SIZE (64 * 1024)
@@ -152,6 +165,8 @@ static int load(struct traffic *t, unsigned mask) {
 	if (!rodata)
 		return -ENOENT;
 	r = bpf_map__set_initial_value(rodata, &config, sizeof(config));
+	if (r == 0)
+		r = bpf_map__set_max_entries(bpf_object__find_map_by_name(t->obj, "thinned"), t->thinned_words);
 	for (size_t i = 0; r == 0 && i < N_PROGRAMS; i++) {
 		struct bpf_program *prog = bpf_object__find_program_by_name(t->obj, programs[i].name);
 		if (!prog)
@@ -170,9 +185,10 @@ static int load(struct traffic *t, unsigned mask) {
 	}
 	t->counts[0] = bpf_object__find_map_fd_by_name(t->obj, "counts_0");
 	t->counts[1] = bpf_object__find_map_fd_by_name(t->obj, "counts_1");
+	t->thinned = bpf_object__find_map_fd_by_name(t->obj, "thinned");
 	bss = bpf_object__find_map_by_name(t->obj, ".bss");
 	t->bss = bss ? bpf_map__fd(bss) : -1;
-	if (t->counts[0] < 0 || t->counts[1] < 0 || t->bss < 0)
+	if (t->counts[0] < 0 || t->counts[1] < 0 || t->bss < 0 || t->thinned < 0)
 		return -ENOENT;
 	if (bpf_map__value_size(bss) < sizeof(*t->shared))
 		return -EINVAL;
@@ -276,7 +292,8 @@ int traffic_new(bool syscalls, struct traffic **ret) {
 
 	if (!t)
 		return -ENOMEM;
-	t->counts[0] = t->counts[1] = t->bss = -1;
+	t->counts[0] = t->counts[1] = t->bss = t->thinned = -1;
+	t->thinned_words = thinned_words();
 	t->log = calloc(1, VERIFIER_LOG_SIZE);
 	if (!t->log) {
 		free(t);
@@ -346,6 +363,21 @@ const char *traffic_note(const struct traffic *t) {
 
 uint64_t traffic_lost(const struct traffic *t) {
 	return t->lost;
+}
+
+int traffic_thin(struct traffic *t, pid_t pid, bool thin) {
+	__u32 word = (__u32)pid / 64;
+	__u64 bits, bit = 1ULL << ((__u32)pid % 64);
+
+	if (pid <= 0 || word >= t->thinned_words)
+		return -ERANGE;
+	if (bpf_map_lookup_elem(t->thinned, &word, &bits) < 0)
+		return -errno;
+	if (!!(bits & bit) == thin)
+		return 0;
+	bits = thin ? bits | bit : bits & ~bit;
+	/* The programs only read the map: this is its one writer. */
+	return bpf_map_update_elem(t->thinned, &word, &bits, BPF_ANY) < 0 ? -errno : 0;
 }
 
 /* Turns the generation, so that the programs count into the other map

@@ -77,6 +77,14 @@ struct traffic_entry {
  * reads. Processes outside ccxd's pid namespace are not counted. */
 int traffic_read(struct traffic *t, struct traffic_entry **ret, size_t *n);
 
+/* Counts pid's calls one in 16 (TRAFFIC_THIN_EVERY), at random, each
+ * counted one standing for that many and its bytes as many times (thin),
+ * or each of them again: the counts stay estimates of the same totals, and
+ * a process that makes hundreds of thousands of calls a second is spared
+ * most of the counting's cost. -ERANGE for a pid above kernel.pid_max as
+ * it was at traffic_new(). */
+int traffic_thin(struct traffic *t, pid_t pid, bool thin);
+
 /* The calls that were not counted because there were more than
  * TRAFFIC_ENTRIES (16384) channel, process and direction triples between
  * two reads, since traffic_new(). */

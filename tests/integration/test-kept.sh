@@ -8,7 +8,10 @@
 #   3.   one CCX of two CPUs: the pair becomes two busy processes; its rate
 #        falls far, its seat is checked again at once, and its own
 #        placement wins.
-# And with recheck = 3s, a seat still best is checked again, and kept.
+# And with recheck = 3s, a seat still best is checked again, and kept: a
+# TCP pair, whose hundreds of thousands of calls a second are counted one
+# in 16 while it is kept (where the kernel counts sockets), and each while
+# it is checked again.
 . "$(dirname "$0")/lib.sh"
 cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-hog"   # under another name: a program that computes
 
@@ -31,11 +34,12 @@ talk() {   # KIND ARGS...: sets P and C
 	read -r P C < "$WORK/talk.pids"
 	CHILDREN="$CHILDREN $P $C"
 }
-# kept_pair: a ping-pong pair that ccxd kept on one CPU, in P and C. Its
-# experiment is a measurement: a pair that came out reverted is tried anew.
+# kept_pair [KIND]: a ping-pong pair (through pipes, or ccxt-talk's KIND)
+# that ccxd kept on one CPU, in P and C. Its experiment is a measurement: a
+# pair that came out reverted is tried anew.
 kept_pair() {
 	for try in 1 2 3; do
-		talk pingpong 0 120
+		talk "${1:-pingpong}" 0 120
 		wait_for 40 settled "$P"
 		[ "$(group_state "$P")" = kept ] && return 0
 		echo "# try $try: $(group_json "$P" | jq -c '{state, trials: [.trials[] | {seating, gain, beat}]}')"
@@ -121,16 +125,30 @@ sig KILL "$P" "$C"
 sleep 2.5
 
 # 4. recheck = 3s: a seat that is still the best is checked again, and
-#    kept.
+#    kept. A TCP pair, counted thinly while kept.
 sed -i 's/^\[daemon\]$/[daemon]\nrecheck = 3s/' "$CONF"
 ctl reload >/dev/null
-if ! kept_pair; then
-	not_ok "a ping-pong pair is kept on one CPU, a third time" "reverted three times: $(group_json "$P" | jq -c .)"
+if ! kept_pair pingpong-tcp; then
+	not_ok "a TCP ping-pong pair is kept on one CPU" "reverted three times: $(group_json "$P" | jq -c .)"
 	exit 1
 fi
+sockets_counted=no
+ctl --json status | jq -e '.sampling.counted | test("sockets")' >/dev/null && sockets_counted=yes
+if [ "$sockets_counted" = yes ]; then
+	check "kept, its calls are counted one in 16" wait_for 3 has '.thinned == true'
+	check "ccxctl status says so" sh -c "$CCXCTL --socket $SOCK status | grep -q ': kept on CCX .* (its calls counted 1 in 16)$'"
+fi
+echo "# kept: $(group_json "$P" | jq -c '{state, thinned, channels: [.channels[] | {kind, messages_per_s}]}')"
 rechecking() { has '.state == "validating" and (.reason | test("^kept on CCX 0 \\(shared-cpu\\), checking again whether it is faster there than where its members would run by themselves$"))'; }
 check "with recheck = 3s, a kept seat is checked again after 3 s, and status says so" wait_for 8 rechecking
+check "while it is checked again, each of its calls is counted" has '.state != "validating" or .thinned == false'
 check "and the journal says why" grep -qE "checking shared-cpu on CCX 0 against its own placement again: kept that long" "$LOG"
 check "still the best, it is kept again" wait_for 15 has '.state == "kept" and .seating == "shared-cpu"'
+if [ "$sockets_counted" = yes ]; then
+	check "and counted one call in 16 again" wait_for 3 has '.thinned == true'
+else
+	echo "# the kernel does not count sockets here: nothing is thinned"
+	check "where the kernel does not count sockets, no call is left out" has '.thinned == false'
+fi
 sig KILL "$P" "$C"
 stop_ccxd

@@ -467,6 +467,78 @@ static void pairs_that_run_at_once_add_up(void) {
 	groups_free(g, n);
 }
 
+/* pgbench -c1 -S and its PostgreSQL backend, kept on one CPU (figures from
+ * ccxd's sample on the 2-vCPU guest): the backend is preempted by
+ * pgbench's wake-up at each answer rather than sleeping, so it sleeps 250
+ * times a second and switches 58,000; the two use the CPU whole between
+ * them, a little over it in some samples. They still take turns, and need
+ * one CPU: a one-CPU CCX holds them in every sample. Without those
+ * switches (two busy processes that seldom give up the CPU) they add up. */
+static void a_pair_seated_on_one_cpu_still_takes_turns(void) {
+	struct sampler_process p[] = { { .pid = 7346, .cpu = 0.226, .wakeups_per_s = 58283, .switches_per_s = 58460 },
+				       { .pid = 7352, .cpu = 0.778, .wakeups_per_s = 258, .switches_per_s = 58463 } };
+	struct sampler_channel c[] = { { .kind = CHANNEL_UNIX, .from = 7352, .to = 7346, .bytes_per_s = 7360345,
+					 .messages_per_s = 115119, .both = true, .exact = true } };
+	struct sampler_result s = { .procs = p, .n_procs = 2, .channels = c, .n_channels = 1 };
+	struct group *g;
+	size_t n;
+
+	CHECK_INT(groups_build(&s, &LIMITS, 1.0, &g, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK(n == 1 && g[0].turns && g[0].demand <= 1.0);
+	groups_free(g, n);
+
+	p[1].switches_per_s = 300;   /* preempted only at the end of its slices */
+	CHECK_INT(groups_build(&s, &LIMITS, 1.0, &g, &n), 0);
+	CHECK_INT(n, 0);
+	groups_free(g, n);
+}
+
+/* A kept pair whose calls the kernel counts is thinned while it makes
+ * many (the TCP pair of a_pair_that_takes_turns_needs_one_cpu, kept on
+ * one CPU: 190,000 round trips a second), and counted in full again once
+ * it makes few; between the two thresholds it stays as it was. Estimated
+ * channels, and groups not kept, are never thinned. */
+static void a_busy_kept_pair_is_thinned(void) {
+	struct sampler_process p[] = { { .pid = 70, .cpu = 0.5 }, { .pid = 71, .cpu = 0.5 } };
+	struct sampler_channel c[] = { { .kind = CHANNEL_TCP, .from = 70, .to = 71, .bytes_per_s = 380000 * 64.0,
+					 .messages_per_s = 380000, .both = true, .exact = true } };
+	struct sampler_result s = { .procs = p, .n_procs = 2, .channels = c, .n_channels = 1 };
+	struct group *g;
+	size_t n;
+
+	CHECK_INT(groups_build(&s, &LIMITS, 1.0, &g, &n), 0);
+	CHECK_INT(n, 1);
+	if (n != 1)
+		return;
+	CHECK(groups_thin(&g[0], &s, true, false));
+	CHECK(!groups_thin(&g[0], &s, false, false));   /* not kept: measuring, or re-checked */
+	CHECK(!groups_thin(&g[0], &s, false, true));
+	c[0].messages_per_s = 7000;   /* between the thresholds */
+	CHECK(groups_thin(&g[0], &s, true, true));
+	CHECK(!groups_thin(&g[0], &s, true, false));
+	c[0].messages_per_s = 3000;
+	CHECK(!groups_thin(&g[0], &s, true, true));
+	c[0].messages_per_s = 380000;
+	c[0].exact = false;   /* estimated from /proc: nothing to thin */
+	CHECK(!groups_thin(&g[0], &s, true, false));
+	groups_free(g, n);
+}
+
+/* A group's signature tells its processes apart, whatever else changed. */
+static void a_signature_names_the_processes(void) {
+	pid_t a[] = { 70, 71 }, b[] = { 70, 72 }, c[] = { 70 };
+	struct group x = { .pids = a, .n_pids = 2, .bytes_per_s = 1 }, y = x, z = x, w = x;
+
+	y.bytes_per_s = 2;
+	z.pids = b;
+	w.pids = c;
+	w.n_pids = 1;
+	CHECK(groups_signature(&x) == groups_signature(&y));
+	CHECK(groups_signature(&x) != groups_signature(&z));
+	CHECK(groups_signature(&x) != groups_signature(&w));
+}
+
 TEST_MAIN(T(a_process_with_busy_threads_is_a_group_of_them), T(busy_threads_count_in_a_pipelines_demand),
 	  T(a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link), T(cuts_go_on_until_every_piece_fits),
 	  T(what_fits_is_never_cut), T(one_process_too_large_for_any_ccx_stays_whole),
@@ -475,4 +547,6 @@ TEST_MAIN(T(a_process_with_busy_threads_is_a_group_of_them), T(busy_threads_coun
 	  T(a_group_holds_through_a_weak_sample),
 	  T(processes_without_channels_are_no_group), T(channels_to_unknown_processes_are_ignored),
 	  T(one_process_threads_are_the_kernels_where_it_balances_by_cache),
-	  T(a_pair_that_takes_turns_needs_one_cpu), T(pairs_that_run_at_once_add_up))
+	  T(a_pair_that_takes_turns_needs_one_cpu), T(pairs_that_run_at_once_add_up),
+	  T(a_pair_seated_on_one_cpu_still_takes_turns), T(a_busy_kept_pair_is_thinned),
+	  T(a_signature_names_the_processes))

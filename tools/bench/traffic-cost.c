@@ -1,9 +1,10 @@
 /* traffic-cost [SECONDS [PAIRS [no-syscalls]]]: what the kernel's traffic
- * counters (daemon/sample/traffic.h) cost the processes they count. Four
- * workloads, each run PAIRS times (default 15) without the counters and
- * with them, SECONDS each (default 0.5), the order switched from one pair
- * to the next so that a machine whose other work comes and goes weighs on
- * both alike:
+ * counters (daemon/sample/traffic.h) cost the processes they count. Five
+ * workloads, each run PAIRS times (default 15) without the counters, with
+ * them, and with them thinned for the workload's processes
+ * (traffic_thin(): as ccxd counts a kept group), SECONDS each (default
+ * 0.5), the order turned from one round to the next so that a machine
+ * whose other work comes and goes weighs on all three alike:
  *
  *   stream          a writer and a reader, 64 KiB calls through a pipe (MB/s)
  *   pingpong_pipe   two processes passing a byte back and forth through two
@@ -15,8 +16,8 @@
  *                   calls' exit
  *
  * For each: the medians of the rate and of the CPU time its processes took
- * per unit (ns per MB, per round trip, per call), without and with, and the
- * median of the pairs' ratios (with / without). On a machine where other
+ * per unit (ns per MB, per round trip, per call), without, with and
+ * thinned, and the medians of the rounds' ratios to without. On a machine where other
  * work runs the rate mostly tells how long the CPUs were given to others;
  * the CPU time per unit, less so. Then the wall time of the reads of the
  * counts (one after each run with them), and of 100 reads 10 ms apart
@@ -44,6 +45,18 @@
 #include "traffic.h"
 
 #define MAX_PAIRS 101
+
+/* Where the workload's processes are thinned: those counters, or NULL. */
+static struct traffic *thinning;
+
+/* A process of the workload, forked: thinned where they are. */
+static pid_t fork_thinned(void) {
+	pid_t pid = fork();
+
+	if (pid > 0 && thinning)
+		traffic_thin(thinning, pid, true);
+	return pid;
+}
 
 struct result {
 	double rate, cpu_ns;       /* per second; CPU ns per unit */
@@ -76,7 +89,7 @@ static struct result stream(double seconds) {
 
 	if (pipe(p) < 0)
 		exit(1);
-	writer = fork();
+	writer = fork_thinned();
 	if (writer == 0) {
 		close(p[0]);
 		while (write(p[1], buf, sizeof(buf)) > 0)
@@ -132,7 +145,7 @@ static struct result pingpong(double seconds, enum channel channel) {
 	} else if (pipe(there) < 0 || pipe(back) < 0) {
 		exit(1);
 	}
-	echo = fork();
+	echo = fork_thinned();
 	if (echo == 0) {
 		while (read(there[0], &c, 1) == 1 && write(back[1], &c, 1) == 1)
 			;
@@ -248,7 +261,7 @@ static int reads_under_load(bool with_syscalls, double *reads, int max) {
 
 int main(int argc, char **argv) {
 	static const char *const names[] = { "stream", "pingpong_pipe", "pingpong_unix", "pingpong_tcp", "getppid" };
-	double seconds = argc > 1 ? atof(argv[1]) : 0.5, reads[5 * MAX_PAIRS];
+	double seconds = argc > 1 ? atof(argv[1]) : 0.5, reads[10 * MAX_PAIRS];
 	int pairs = argc > 2 ? atoi(argv[2]) : 15, n_reads = 0;
 	bool with_syscalls = !(argc > 3 && strcmp(argv[3], "no-syscalls") == 0);
 	struct traffic *t;
@@ -274,23 +287,30 @@ int main(int argc, char **argv) {
 	printf("pipes %s, sockets %s; %s\n", traffic_counts_pipes(t) ? "counted" : "not counted",
 	       traffic_counts_sockets(t) ? "counted" : "not counted", traffic_note(t) ? traffic_note(t) : "all counted");
 	traffic_free(t);
-	printf("| workload | rate without | with | with / without | CPU ns per unit without | with | with / without |\n");
-	printf("|---|---|---|---|---|---|---|\n");
+	printf("| workload | rate without | with | thinned | with / without | thinned / without "
+	       "| CPU ns per unit without | with | thinned | with / without | thinned / without |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int w = 0; w < 5; w++) {
-		double rate[2][MAX_PAIRS], ns[2][MAX_PAIRS], rate_ratio[MAX_PAIRS], ns_ratio[MAX_PAIRS];
+		/* [0] without, [1] with, [2] thinned */
+		double rate[3][MAX_PAIRS], ns[3][MAX_PAIRS], rate_ratio[3][MAX_PAIRS], ns_ratio[3][MAX_PAIRS];
 		for (int i = 0; i < pairs; i++) {
-			for (int k = 0; k < 2; k++) {
-				int on = (i + k) % 2;   /* off first in even pairs */
+			for (int k = 0; k < 3; k++) {
+				int how = (i + k) % 3;
 				struct traffic_entry *e;
 				struct result r;
 				size_t n;
 				double start;
-				if (on && traffic_new(with_syscalls, &t) < 0)
+				if (how && traffic_new(with_syscalls, &t) < 0)
 					return 1;
+				if (how == 2) {
+					thinning = t;
+					traffic_thin(t, getpid(), true);
+				}
 				r = run(w, seconds);
-				rate[on][i] = r.rate;
-				ns[on][i] = r.cpu_ns;
-				if (!on)
+				thinning = NULL;
+				rate[how][i] = r.rate;
+				ns[how][i] = r.cpu_ns;
+				if (!how)
 					continue;
 				start = now();
 				if (traffic_read(t, &e, &n) == 0)
@@ -298,12 +318,16 @@ int main(int argc, char **argv) {
 				reads[n_reads++] = (now() - start) * 1e3;
 				traffic_free(t);
 			}
-			rate_ratio[i] = rate[1][i] / rate[0][i];
-			ns_ratio[i] = ns[1][i] / ns[0][i];
+			for (int how = 1; how < 3; how++) {
+				rate_ratio[how][i] = rate[how][i] / rate[0][i];
+				ns_ratio[how][i] = ns[how][i] / ns[0][i];
+			}
 		}
-		printf("| %s | %.0f | %.0f | %.3f | %.0f | %.0f | %.3f |\n", names[w], median(rate[0], pairs),
-		       median(rate[1], pairs), median(rate_ratio, pairs), median(ns[0], pairs), median(ns[1], pairs),
-		       median(ns_ratio, pairs));
+		printf("| %s | %.0f | %.0f | %.0f | %.3f | %.3f | %.0f | %.0f | %.0f | %.3f | %.3f |\n", names[w],
+		       median(rate[0], pairs), median(rate[1], pairs), median(rate[2], pairs),
+		       median(rate_ratio[1], pairs), median(rate_ratio[2], pairs), median(ns[0], pairs),
+		       median(ns[1], pairs), median(ns[2], pairs), median(ns_ratio[1], pairs),
+		       median(ns_ratio[2], pairs));
 		fflush(stdout);
 	}
 	seconds = median(reads, n_reads);   /* sorts them */

@@ -131,7 +131,7 @@ measure() {
 	RATE=$(rate "$1")
 	seating=-
 	[ -z "$CCXD_PID" ] || seating=$(./tools/ccxctl --socket "$WORK/ccxd.sock" --json status |
-		jq -r '[.groups[] | "\(.state) \(.seating // "-")"] | join(", ") | if . == "" then "no group" else . end')
+		jq -r '[.groups[] | "\(.state) \(.seating // "-")\(if .thinned then " thinned" else "" end)"] | join(", ") | if . == "" then "no group" else . end')
 	pkill -f 'ccxt-talk pingpong' 2>/dev/null || true
 	pkill -f 'perf bench sched pipe' 2>/dev/null || true
 	pkill -x pgbench 2>/dev/null || true

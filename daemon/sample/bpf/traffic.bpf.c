@@ -20,6 +20,9 @@
  *            every process, which costs them all a little: only in place of
  *            the fexit programs, and only when the loader is asked to.
  *
+ * A process that ccxd thins (traffic_thin(): a kept group that makes many
+ * calls) is counted one call in 16, each counted call standing for 16.
+ *
  * The kernel's structures it reads are declared in ../../bpf/kernel.h, or
  * here when no other program reads them. */
 #include <linux/bpf.h>
@@ -118,7 +121,7 @@ static __always_inline __u32 current_pid(void) {
 	return 0;
 }
 
-static __always_inline void add(void *counts, const struct traffic_key *key, long moved) {
+static __always_inline void add(void *counts, const struct traffic_key *key, __u64 bytes, __u32 calls) {
 	struct traffic_value zero = { 0 }, *v = bpf_map_lookup_elem(counts, key);
 
 	if (!v) {
@@ -130,18 +133,46 @@ static __always_inline void add(void *counts, const struct traffic_key *key, lon
 			return;
 		}
 	}
-	__sync_fetch_and_add(&v->bytes, (__u64)moved);
-	__sync_fetch_and_add(&v->messages, 1);
+	__sync_fetch_and_add(&v->bytes, bytes);
+	__sync_fetch_and_add(&v->messages, calls);
 }
 
-static __always_inline void count(__u64 queue, __u8 kind, __u8 direction, long moved) {
-	struct traffic_key key = { .queue = queue, .kind = kind, .direction = direction };
+/* The processes counted one call in TRAFFIC_THIN_EVERY: a bit each, by pid
+ * (traffic_thin()). An array map, whose lookup the verifier inlines: a
+ * process that is not thinned pays a load and a test. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);    /* set by the loader from pid_max */
+	__type(key, __u32);
+	__type(value, __u64);
+} thinned SEC(".maps");
+
+/* Who the current process's calls are counted for (0: nobody, this one is
+ * not counted), and how many calls each counted one stands for: 1, or for
+ * a thinned process TRAFFIC_THIN_EVERY, one call at random in that many
+ * counted for all of them. Looked at before anything is read of what the
+ * call moved through, which a thinned process's other calls are spared. */
+static __always_inline __u32 counted_pid(__u32 *weight) {
+	__u32 pid = current_pid(), word = pid / 64;
+	__u64 *bits;
+
+	*weight = 1;
+	if (!pid)
+		return 0;
+	bits = bpf_map_lookup_elem(&thinned, &word);
+	if (bits && (*bits >> (pid % 64)) & 1) {
+		if (bpf_get_prandom_u32() % TRAFFIC_THIN_EVERY)
+			return 0;
+		*weight = TRAFFIC_THIN_EVERY;
+	}
+	return pid;
+}
+
+static __always_inline void count(__u32 pid, __u32 weight, __u64 queue, __u8 kind, __u8 direction, long moved) {
+	struct traffic_key key = { .queue = queue, .pid = pid, .kind = kind, .direction = direction };
 	__u32 generation;
 
-	if (moved <= 0 || !queue)
-		return;
-	key.pid = current_pid();
-	if (!key.pid)
+	if (!queue)
 		return;
 	/* At work in a map first, then the generation looked at again: the
 	 * reader, which turns the generation first and then looks at what is
@@ -154,7 +185,7 @@ static __always_inline void count(__u64 queue, __u8 kind, __u8 direction, long m
 		generation = !generation;
 		__sync_fetch_and_add(&shared.inflight[generation], 1);
 	}
-	add(generation ? (void *)&counts_1 : (void *)&counts_0, &key, moved);
+	add(generation ? (void *)&counts_1 : (void *)&counts_0, &key, (__u64)moved * weight, weight);
 	__sync_fetch_and_add(&shared.inflight[generation], -1);
 }
 
@@ -168,15 +199,23 @@ static __always_inline __u64 pipe_inode(struct file *f) {
 	return BPF_CORE_READ(inode, i_ino);
 }
 
+/* What a call moved through pipe f (another file: not counted). */
+static __always_inline void count_pipe(struct file *f, __u8 direction, long moved) {
+	__u32 pid, weight;
+
+	if (moved > 0 && (pid = counted_pid(&weight)))
+		count(pid, weight, pipe_inode(f), TRAFFIC_REC_PIPE, direction, moved);
+}
+
 SEC("fexit/anon_pipe_write")
 int BPF_PROG(pipe_write, struct kiocb *iocb, struct iov_iter *from, long ret) {
-	count(pipe_inode(iocb->ki_filp), TRAFFIC_REC_PIPE, TRAFFIC_REC_WRITE, ret);
+	count_pipe(iocb->ki_filp, TRAFFIC_REC_WRITE, ret);
 	return 0;
 }
 
 SEC("fexit/anon_pipe_read")
 int BPF_PROG(pipe_read, struct kiocb *iocb, struct iov_iter *to, long ret) {
-	count(pipe_inode(iocb->ki_filp), TRAFFIC_REC_PIPE, TRAFFIC_REC_READ, ret);
+	count_pipe(iocb->ki_filp, TRAFFIC_REC_READ, ret);
 	return 0;
 }
 
@@ -186,8 +225,8 @@ int BPF_PROG(pipe_read, struct kiocb *iocb, struct iov_iter *to, long ret) {
 SEC("fexit/do_splice")
 int BPF_PROG(splice, struct file *in, void *off_in, struct file *out, void *off_out, unsigned long len,
 	     unsigned int flags, long ret) {
-	count(pipe_inode(in), TRAFFIC_REC_PIPE, TRAFFIC_REC_READ, ret);
-	count(pipe_inode(out), TRAFFIC_REC_PIPE, TRAFFIC_REC_WRITE, ret);
+	count_pipe(in, TRAFFIC_REC_READ, ret);
+	count_pipe(out, TRAFFIC_REC_WRITE, ret);
 	return 0;
 }
 
@@ -258,29 +297,32 @@ static __always_inline __u64 sock_inode(struct sock *sk) {
  * peer, is not counted), or one direction of a TCP connection, named the
  * same by both its ends. Other sockets are not counted. */
 static __always_inline void count_socket(struct sock *sk, __u8 direction, int moved) {
-	unsigned short family = sk->__sk_common.skc_family;
+	unsigned short family;
+	__u32 pid, weight;
 
+	if (moved <= 0 || !(pid = counted_pid(&weight)))
+		return;
+	family = sk->__sk_common.skc_family;
 	if (family == AF_UNIX) {
 		struct sock *to = sk;
 		if (direction == TRAFFIC_REC_WRITE)
 			to = ((struct unix_sock *)bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct unix_sock)))->peer;
-		count(sock_inode(to), TRAFFIC_REC_UNIX, direction, moved);
+		count(pid, weight, sock_inode(to), TRAFFIC_REC_UNIX, direction, moved);
 	} else if ((family == AF_INET || family == AF_INET6) && sk->sk_protocol == IPPROTO_TCP) {
-		count(tcp_queue(sk, direction), TRAFFIC_REC_TCP, direction, moved);
+		count(pid, weight, tcp_queue(sk, direction), TRAFFIC_REC_TCP, direction, moved);
 	}
 }
 
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sock_send, struct sock *sk, int ret, int flags) {
-	if (ret > 0)
-		count_socket(sk, TRAFFIC_REC_WRITE, ret);
+	count_socket(sk, TRAFFIC_REC_WRITE, ret);
 	return 0;
 }
 
 /* A peek leaves the data for the read that follows it. */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(sock_recv, struct sock *sk, int ret, int flags) {
-	if (ret > 0 && !(flags & MSG_PEEK))
+	if (!(flags & MSG_PEEK))
 		count_socket(sk, TRAFFIC_REC_READ, ret);
 	return 0;
 }
@@ -318,6 +360,7 @@ static __always_inline struct file *file_of(unsigned long fd) {
 SEC("tp_btf/sys_exit")
 int BPF_PROG(pipe_syscalls, struct pt_regs *regs, long ret) {
 	struct task_struct *t;
+	__u32 pid, weight;
 	long nr;
 
 	if (ret <= 0)
@@ -329,12 +372,15 @@ int BPF_PROG(pipe_syscalls, struct pt_regs *regs, long ret) {
 	t = bpf_get_current_task_btf();
 	if (BPF_CORE_READ(t, thread_info.status) & TS_COMPAT)   /* other numbers, other registers */
 		return 0;
+	pid = counted_pid(&weight);
+	if (!pid)
+		return 0;
 	if (nr == NR_read || nr == NR_readv || nr == NR_preadv2 || nr == NR_splice)
-		count(pipe_inode(file_of(regs->di)), TRAFFIC_REC_PIPE, TRAFFIC_REC_READ, ret);
+		count(pid, weight, pipe_inode(file_of(regs->di)), TRAFFIC_REC_PIPE, TRAFFIC_REC_READ, ret);
 	if (nr == NR_write || nr == NR_writev || nr == NR_pwritev2 || nr == NR_sendfile)
-		count(pipe_inode(file_of(regs->di)), TRAFFIC_REC_PIPE, TRAFFIC_REC_WRITE, ret);
+		count(pid, weight, pipe_inode(file_of(regs->di)), TRAFFIC_REC_PIPE, TRAFFIC_REC_WRITE, ret);
 	if (nr == NR_splice)   /* splice(fd_in, off_in, fd_out, ...) */
-		count(pipe_inode(file_of(regs->dx)), TRAFFIC_REC_PIPE, TRAFFIC_REC_WRITE, ret);
+		count(pid, weight, pipe_inode(file_of(regs->dx)), TRAFFIC_REC_PIPE, TRAFFIC_REC_WRITE, ret);
 	return 0;
 }
 
