@@ -112,7 +112,7 @@ uint64_t groups_signature(const struct group *g);
  * more, and once thinned, until they fall below GROUPS_THIN_BELOW. Counting
  * a call costs about 100 ns (BENCHMARKS.md, "Traffic counters"): below
  * 10,000 a second that is under 0.1 % of a CPU, not worth estimates; a pair
- * that takes turns on one CPU makes up to a million, and loses 8 % of its
+ * that takes turns on one CPU makes up to a million, and loses 9 % of its
  * rate to the counting, thinned 4 %. 625 counted calls a second still
  * estimate its rate within 12 % (three standard errors), where a re-check
  * waits for half or double. */
