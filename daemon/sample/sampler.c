@@ -138,11 +138,13 @@ int sampler_thin(struct sampler *s, const pid_t *pids, size_t n) {
 
 	if (!s->traffic)
 		return 0;
-	if (n && !(now = malloc(n * sizeof(*now))))
-		return -ENOMEM;
-	if (n)
+	if (n) {
+		now = malloc(n * sizeof(*now));
+		if (!now)
+			return -ENOMEM;
 		memcpy(now, pids, n * sizeof(*now));
-	qsort(now, n, sizeof(*now), util_compare_pid);
+		qsort(now, n, sizeof(*now), util_compare_pid);
+	}
 	for (size_t i = 0; i < s->n_thinned; i++)
 		if (!has_pid(now, n, s->thinned[i]))
 			traffic_thin(s->traffic, s->thinned[i], false);
