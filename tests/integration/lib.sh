@@ -89,6 +89,13 @@ make_program() {
 	echo "$WORK/$1"
 }
 
+# for_others PROGRAM: a copy of PROGRAM that other users can run, printed.
+# The tree may sit where only root can enter (a clone in /root, or in a
+# mktemp -d), so what a test runs as nobody is copied into $WORK first.
+for_others() {
+	mkdir -p "$WORK/others" && cp "$1" "$WORK/others/" && echo "$WORK/others/${1##*/}"
+}
+
 # quick_program NAME: a program that exits at once, as $WORK/NAME: ccxt-exec,
 # static and so quick to start. A sanitizer build's is neither (its runtime
 # maps gigabytes of shadow memory at each start: thousands of execs take

@@ -29,12 +29,13 @@ check "rules --json lists the rule" sh -c "[ \"\$($CCXCTL --socket $SOCK --json 
 
 # Privilege: anyone admitted may read, only root may change things.
 as_nobody() { runuser -u nobody -- "$@"; }
-check "nobody may read status" sh -c "runuser -u nobody -- $CCXCTL --socket $SOCK status >/dev/null"
+NOBODY_CTL=$(for_others "$CCXCTL")
+check "nobody may read status" sh -c "runuser -u nobody -- $NOBODY_CTL --socket $SOCK status >/dev/null"
 spawn "$prog" 60
 pid=$SPAWNED
 wait_for 2 cpus_are "$pid" 1
 for cmd in "pin $pid 0" "unpin $pid" "reload"; do
-	out=$(as_nobody "$CCXCTL" --socket "$SOCK" $cmd 2>&1)
+	out=$(as_nobody "$NOBODY_CTL" --socket "$SOCK" $cmd 2>&1)
 	rc=$?
 	check "nobody is refused '${cmd%% *}'" sh -c "[ $rc -eq 1 ] && echo '$out' | grep -q 'io.ccxd.PermissionDenied'"
 done

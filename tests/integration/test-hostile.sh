@@ -3,8 +3,8 @@
 # within a second throughout. Then processes that nobody names with an
 # escape sequence and a newline: ccxctl shows their names as text.
 . "$(dirname "$0")/lib.sh"
-SEND=$TOP/tools/helpers/ccxd-send
-HOSTILE=$TOP/tools/helpers/ccxt-hostile
+SEND=$(for_others "$TOP/tools/helpers/ccxd-send")
+HOSTILE=$(for_others "$TOP/tools/helpers/ccxt-hostile")
 as_nobody() { runuser -u nobody -- "$@"; }
 
 write_conf <<CONF

@@ -31,7 +31,7 @@ check "every metric has HELP and TYPE" sh -c "
 	for n in \$(grep -v '^#' $WORK/m.txt | sed 's/[{ ].*//' | sort -u); do
 		grep -q \"^# HELP \$n \" $WORK/m.txt && grep -Eq \"^# TYPE \$n (counter|gauge)\$\" $WORK/m.txt || exit 1
 	done"
-check "nobody may read the metrics" sh -c "runuser -u nobody -- $CCXCTL --socket $SOCK metrics | grep -q '^ccxd_pins_total '"
+check "nobody may read the metrics" sh -c "runuser -u nobody -- $(for_others "$CCXCTL") --socket $SOCK metrics | grep -q '^ccxd_pins_total '"
 "$SEND" "$SOCK" '{"method":"io.ccxd.GetMetrics"}' > "$WORK/reply.json"
 check "GetMetrics answers {\"text\": ...}" quietly jq -e '.parameters.text | startswith("# HELP ")' "$WORK/reply.json"
 check "--json prints the reply" sh -c "$CCXCTL --socket $SOCK --json metrics | jq -e '.text | contains(\"ccxd_reloads_total 0\")' >/dev/null"
