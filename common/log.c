@@ -289,8 +289,8 @@ int log_decision(int level, const struct log_decision *d, const char *fmt, ...) 
 
 	if (level > max_level)
 		return 0;
-	snprintf(pid, sizeof(pid), "CCXD_PID=%d", (int)d->pid);
-	fields[n++] = pid;
+	if (d->pid > 0 && snprintf(pid, sizeof(pid), "CCXD_PID=%d", (int)d->pid) > 0)
+		fields[n++] = pid;
 	if (d->comm && snprintf(comm, sizeof(comm), "CCXD_COMM=%s", d->comm) > 0)
 		fields[n++] = comm;
 	if (d->ccx && snprintf(ccx, sizeof(ccx), "CCXD_CCX=%s", d->ccx) > 0)
@@ -306,4 +306,34 @@ int log_decision(int level, const struct log_decision *d, const char *fmt, ...) 
 	r = log_va(level, 0, fields, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+static bool ratelimit_over(const struct log_ratelimit *rl, uint64_t now_usec) {
+	return now_usec - rl->begin_usec >= rl->interval_usec || now_usec < rl->begin_usec;
+}
+
+bool log_ratelimit_pass(struct log_ratelimit *rl, uint64_t now_usec) {
+	/* A new interval starts with a line that comes after the last is over
+	 * and nothing was held back in it (held lines are summed up first). */
+	if (ratelimit_over(rl, now_usec) && rl->held == 0) {
+		rl->begin_usec = now_usec;
+		rl->passed = 0;
+	}
+	if (rl->passed < rl->burst) {
+		rl->passed++;
+		return true;
+	}
+	rl->held++;
+	return false;
+}
+
+uint64_t log_ratelimit_held(struct log_ratelimit *rl, uint64_t now_usec) {
+	uint64_t held = rl->held;
+
+	if (held == 0 || !ratelimit_over(rl, now_usec))
+		return 0;
+	rl->held = 0;
+	rl->begin_usec = now_usec;
+	rl->passed = 0;
+	return held;
 }

@@ -5,6 +5,7 @@
  * that stalls in its logging stops placing processes. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -52,6 +53,25 @@ struct log_decision {
 
 int log_decision(int level, const struct log_decision *d, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Lines that other users can cause at their own rate (a pin at each exec
+ * of a program a rule names): at most burst in each interval; the rest are
+ * counted, for one line that sums them up once the interval is over. Pure:
+ * the caller gives the time (CLOCK_MONOTONIC). */
+struct log_ratelimit {
+	uint64_t interval_usec;
+	unsigned burst;
+	uint64_t begin_usec;      /* when the current interval began */
+	unsigned passed;          /* lines let through in it */
+	uint64_t held;            /* lines held back in it */
+};
+
+/* Whether a line may go out at now_usec; counts it as held when not. */
+bool log_ratelimit_pass(struct log_ratelimit *rl, uint64_t now_usec);
+
+/* Once the interval in which lines were held back is over: how many, for
+ * the line that sums them up (and a new interval); 0 otherwise. */
+uint64_t log_ratelimit_held(struct log_ratelimit *rl, uint64_t now_usec);
 
 /* Encodes one journal entry in journald's native protocol into buf: PRIORITY,
  * SYSLOG_IDENTIFIER, MESSAGE, ERRNO (when errnum > 0) and the valid fields;

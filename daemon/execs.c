@@ -8,9 +8,11 @@
 #include <bpf/libbpf.h>
 
 #include "bpflog.h"
+#include "budget.h"
 #include "execs-records.h"
 #include "log.h"
 #include "procfs.h"
+#include "util.h"
 
 /* The compiled BPF object, built into ccxd. */
 __asm__(".section .rodata\n"
@@ -22,6 +24,13 @@ __asm__(".section .rodata\n"
 extern const char execs_object[], execs_object_end[];
 
 #define VERIFIER_LOG_SIZE (64 * 1024)
+/* Records read between two looks at the clock. */
+#define EXECS_BATCH 16
+/* Records read in one turn of the event loop. The wake-up at real-time
+ * priority pins the first record's program at once (priority.h); the rest
+ * take turns with the other sources, at the same priority, so that other
+ * users' execs, however many, never hold up a client or the sampler. */
+#define EXECS_TURN 64
 
 static const char *const program_names[] = { "on_rename", "on_exec_end" };
 #define N_PROGRAMS (sizeof(program_names) / sizeof(program_names[0]))
@@ -30,7 +39,10 @@ struct execs {
 	struct bpf_object *obj;
 	struct bpf_link *link[N_PROGRAMS];
 	struct ring_buffer *ring;
+	sd_event *event;
 	sd_event_source *io;
+	sd_event_source *resume;   /* the next window, while the share of this one is spent */
+	struct budget budget;
 	int names, known, settings, dropped;   /* the maps' fds */
 	struct rules_name *set;    /* the names in the map, for the next execs_set_rules() */
 	size_t n_set;
@@ -60,13 +72,73 @@ static int on_record(void *ctx, void *data, size_t size) {
 	return x->left && --x->left == 0 ? -EAGAIN : 0;
 }
 
+static int on_resume(sd_event_source *s, uint64_t usec, void *userdata) {
+	struct execs *x = userdata;
+
+	(void)s;
+	(void)usec;
+	return sd_event_source_set_enabled(x->io, SD_EVENT_ON);
+}
+
+/* The share of this window spent: the ring keeps what comes meanwhile (and
+ * counts what it cannot hold) until the next. */
+static void wait_for_share(struct execs *x) {
+	uint64_t at = budget_next_usec(&x->budget);
+	int r;
+
+	r = sd_event_source_set_enabled(x->io, SD_EVENT_OFF);
+	if (r >= 0 && x->resume)
+		r = sd_event_source_set_time(x->resume, at);
+	if (r >= 0 && x->resume)
+		r = sd_event_source_set_enabled(x->resume, SD_EVENT_ONESHOT);
+	else if (r >= 0)
+		r = sd_event_add_time(x->event, &x->resume, CLOCK_MONOTONIC, at, EXECS_RESUME_ACCURACY_USEC, on_resume, x);
+	if (r < 0) {
+		/* Never left off: reading on is better than never again. */
+		log_warning_errno(r, "Failed to put exec records off to the next window, reading on: %m");
+		sd_event_source_set_enabled(x->io, SD_EVENT_ON);
+	}
+}
+
+/* Reads at most max records (0: as many as the share allows), EXECS_BATCH
+ * at a time, charging the CPU they took to the share. Returns true when more
+ * may be waiting. */
+static bool read_records(struct execs *x, unsigned max) {
+	uint64_t cpu = util_usec(CLOCK_THREAD_CPUTIME_ID);
+	unsigned done = 0;
+
+	while (max == 0 || done < max) {
+		unsigned batch = max == 0 || max - done > EXECS_BATCH ? EXECS_BATCH : max - done;
+		uint64_t now, before = cpu;
+		int r;
+
+		if (!budget_left(&x->budget, util_usec(CLOCK_MONOTONIC))) {
+			wait_for_share(x);
+			return true;
+		}
+		x->left = batch;
+		r = ring_buffer__consume(x->ring);
+		x->left = 0;
+		cpu = util_usec(CLOCK_THREAD_CPUTIME_ID);
+		now = util_usec(CLOCK_MONOTONIC);
+		budget_charge(&x->budget, now, cpu - before);
+		if (r != -EAGAIN) {
+			if (r < 0)
+				log_warning_errno(r, "Failed to read exec records: %m");
+			return false;
+		}
+		done += batch;
+	}
+	return true;
+}
+
 static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
 	struct execs *x = userdata;
 
 	(void)s;
 	(void)fd;
 	(void)revents;
-	execs_catch_up(x);
+	read_records(x, EXECS_TURN);
 	return 0;
 }
 
@@ -123,6 +195,8 @@ int execs_new(sd_event *e, execs_handler handler, void *userdata, struct execs *
 	}
 	x->handler = handler;
 	x->userdata = userdata;
+	x->event = e;
+	budget_init(&x->budget, EXECS_WINDOW_USEC, EXECS_SHARE_USEC);
 	/* The task's pids in the records are the kernel's own. */
 	if (procfs_pid_namespace() != 0) {
 		snprintf(why, why_size, "ccxd is not in the initial PID namespace, whose numbers the kernel reports");
@@ -135,10 +209,6 @@ int execs_new(sd_event *e, execs_handler handler, void *userdata, struct execs *
 		if (r < 0)
 			snprintf(why, why_size, "cannot watch the exec records (%s)", strerror(-r));
 	}
-	/* A pin decided late is a pin that missed the program's first
-	 * milliseconds: before anything else. */
-	if (r == 0)
-		r = sd_event_source_set_priority(x->io, SD_EVENT_PRIORITY_IMPORTANT);
 	if (r < 0) {
 		execs_free(x);
 		return r;
@@ -151,6 +221,7 @@ void execs_free(struct execs *x) {
 	if (!x)
 		return;
 	sd_event_source_disable_unref(x->io);
+	sd_event_source_disable_unref(x->resume);
 	ring_buffer__free(x->ring);
 	for (size_t i = 0; i < N_PROGRAMS; i++)
 		bpf_link__destroy(x->link[i]);
@@ -247,24 +318,16 @@ uint64_t execs_dropped(struct execs *x) {
 }
 
 void execs_catch_up(struct execs *x) {
-	x->left = 0;
-	if (ring_buffer__consume(x->ring) < 0)
-		log_warning_errno(-errno, "Failed to read exec records: %m");
+	read_records(x, 0);
 }
 
 bool execs_read_some(struct execs *x, unsigned max) {
-	int r;
-
-	x->left = max;
-	r = ring_buffer__consume(x->ring);
-	x->left = 0;
-	if (r == -EAGAIN)
-		return true;
-	if (r < 0)
-		log_warning_errno(r, "Failed to read exec records: %m");
-	return false;
+	return read_records(x, max);
 }
 
 struct execs_stats execs_stats(const struct execs *x) {
-	return x->stats;
+	struct execs_stats st = x->stats;
+
+	st.share_spent = x->budget.spent;
+	return st;
 }

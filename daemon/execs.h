@@ -22,7 +22,17 @@ struct execs_stats {
 	uint64_t at_end;           /* execs reported when done */
 	uint64_t full;             /* rules or table entries the kernel's maps could not hold */
 	uint64_t dropped;          /* records the kernel dropped, the ring being full */
+	uint64_t share_spent;      /* windows in which the records took all their share of CPU */
 };
+
+/* The records' share of ccxd's CPU: at most EXECS_SHARE_USEC in each
+ * EXECS_WINDOW_USEC (10 % of one CPU), the pins and decisions they bring
+ * included, however fast other users exec the programs that the rules name
+ * (budget.h). What comes past it waits in the kernel's ring for the next
+ * window; what the ring cannot hold is counted, and found by a rescan. */
+#define EXECS_WINDOW_USEC 100000
+#define EXECS_SHARE_USEC 10000
+#define EXECS_RESUME_ACCURACY_USEC 1000
 
 struct execs;
 
@@ -45,12 +55,12 @@ void execs_track(struct execs *x, pid_t tgid, bool tracked);
  * fallen behind (the processes they told of are found by a rescan). */
 uint64_t execs_dropped(struct execs *x);
 
-/* Reads what the ring holds: a record whose wake-up came late, or not at
- * all, waits at most an interval. */
+/* Reads what the ring holds, within the records' share of CPU: a record
+ * whose wake-up came late, or not at all, waits at most an interval. */
 void execs_catch_up(struct execs *x);
 
-/* Reads at most max records (max > 0) of what the ring holds; returns
- * true when more may be waiting. */
+/* Reads at most max records (max > 0) of what the ring holds, within the
+ * share; returns true when more may be waiting. */
 bool execs_read_some(struct execs *x, unsigned max);
 
 struct execs_stats execs_stats(const struct execs *x);

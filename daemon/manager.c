@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,8 @@ struct manager {
 	struct execs *execs;       /* NULL: the proc connector tells of execs */
 	char execs_note[256];      /* why not, then */
 	struct latencies exec_pins;    /* from exec events to the pins at exec */
+	bool pin_only;             /* at real-time priority: pin at exec, decide later */
+	pid_t decide_later;        /* the process pinned so, to decide once back at the normal policy */
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
 	struct spills *spills;     /* the programs of rules that may spill */
@@ -112,6 +115,13 @@ static void exec_of(struct manager *m, pid_t tgid, const char *comm, uint64_t at
 	if (pinned) {
 		uint64_t now_ns = util_usec(CLOCK_MONOTONIC) * 1000;
 		latencies_add(&m->exec_pins, now_ns > at_ns ? (now_ns - at_ns) / 1000 : 0);
+	}
+	/* At real-time priority (one record a wake-up) the pin is all: the
+	 * decision reads /proc and walks the table, and waits for the
+	 * normal policy. */
+	if (m->pin_only) {
+		m->decide_later = tgid;
+		return;
 	}
 	evaluate(m, tgid, RULING_EXEC);
 }
@@ -492,7 +502,8 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		.watcher_source = m->polling ? "polling" : m->watcher && watcher_active(m->watcher) ? "netlink" : "starting",
 		.watcher_note = m->polling ? m->watcher_note : NULL,
 		.execs_note = m->execs ? NULL : m->execs_note,
-		.execs = { .at_rename = xs.at_rename, .at_end = xs.at_end, .full = xs.full, .dropped = xs.dropped },
+		.execs = { .at_rename = xs.at_rename, .at_end = xs.at_end, .full = xs.full, .dropped = xs.dropped,
+			   .share_spent = xs.share_spent },
 		/* Execs told by the exec programs are events too; records they
 		 * dropped are lost ones. */
 		.events = ws.events + xs.at_rename + xs.at_end,
@@ -510,6 +521,7 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 	st->scheduling.slice_usec = ps.slice_usec;
 	st->scheduling.wait = ps.wait;
 	st->scheduling.note = ps.note;
+	st->scheduling.rttime_exceeded = ps.rttime_exceeded;
 	status_states(st);
 	if (m->placements)
 		r = status_processes(m->placements, m->topology, st);
@@ -711,22 +723,56 @@ int manager_start(struct manager *m) {
 	return 0;
 }
 
+/* Whether some event source is ready already: then there is work to do,
+ * and it is done at the normal policy. */
+static bool ready_now(sd_event *e) {
+	struct pollfd p = { .fd = sd_event_get_fd(e), .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+/* The wake-up at real-time priority (priority.h): the pin of at most one
+ * exec record there, the rest at the normal policy. */
+static int wait_at_real_time(struct manager *m) {
+	int r;
+
+	priority_wait();
+	r = sd_event_wait(m->event, UINT64_MAX);
+	if (r > 0 && m->execs) {
+		m->pin_only = true;
+		execs_read_some(m->execs, PRIORITY_RT_RECORDS);
+		m->pin_only = false;
+	}
+	priority_work();
+	if (m->decide_later) {
+		pid_t pid = m->decide_later;
+
+		m->decide_later = 0;
+		evaluate(m, pid, RULING_EXEC);
+	}
+	return r;
+}
+
 /* sd_event_loop(), with ccxd's priorities around the wait (priority.h): it
- * waits at real-time priority, so that the wake-up for an exec record
- * preempts a program computing where it lands; reads a few records, and
- * pins, there; and does the rest at its normal policy. */
+ * raises its priority only where it is about to sleep, so that the wake-up
+ * for an exec record preempts a program computing where it lands, and the
+ * kernel, which counts real-time CPU time until a sleep, sees it sleep at
+ * every raise. Where work is waiting already (a flood of execs, a client),
+ * it never raises it. */
 static int loop(struct manager *m) {
 	sd_event *e = m->event;
+	bool polled = false;
 	int code, r;
 
 	while (sd_event_get_state(e) != SD_EVENT_FINISHED) {
 		r = sd_event_prepare(e);
-		if (r == 0) {
-			priority_wait();
-			r = sd_event_wait(e, UINT64_MAX);
-			if (r > 0 && m->execs)
-				execs_read_some(m->execs, PRIORITY_RT_RECORDS);
-			priority_work();
+		if (r == 0 && !polled && ready_now(e)) {
+			r = sd_event_wait(e, 0);
+			/* Ready to epoll, but nothing for sd-event: sleep next. */
+			polled = r == 0;
+		} else if (r == 0) {
+			polled = false;
+			r = wait_at_real_time(m);
 		}
 		if (r > 0)
 			r = sd_event_dispatch(e);

@@ -289,6 +289,7 @@ static json_object *execs_json(const struct ccxd_status *st) {
 	json_object_object_add(e, "at_rename", u64(st->execs.at_rename));
 	json_object_object_add(e, "at_end", u64(st->execs.at_end));
 	json_object_object_add(e, "dropped", u64(st->execs.dropped));
+	json_object_object_add(e, "share_spent", u64(st->execs.share_spent));
 	json_object_object_add(e, "maps_full", u64(st->execs.full));
 	return e;
 }
@@ -300,6 +301,7 @@ static json_object *scheduling_json(const struct ccxd_status *st) {
 	json_object_object_add(o, "slice_usec", st->scheduling.slice_usec ? u64(st->scheduling.slice_usec) : NULL);
 	json_object_object_add(o, "wait", json_object_new_string(st->scheduling.wait));
 	json_object_object_add(o, "note", st->scheduling.note ? json_object_new_string(st->scheduling.note) : NULL);
+	json_object_object_add(o, "rttime_exceeded", u64(st->scheduling.rttime_exceeded));
 	return o;
 }
 

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 
 /* The uapi struct sched_attr, which glibc 2.36 does not declare; the
  * first version of it (48 bytes) is all that is set here. */
@@ -38,6 +40,11 @@ static struct priority_setup setup;
 static bool may_wait_rt;        /* the kernel lets ccxd */
 static bool wanted = true;      /* realtime_wait */
 static bool at_rt;
+static volatile sig_atomic_t rt_exceeded;   /* SIGXCPU came */
+static uint64_t exceeded;       /* how many */
+static uint64_t last_exceeded_usec, backoff_usec, off_until_usec;   /* CLOCK_MONOTONIC */
+static char backoff_why[160];
+static struct rlimit rt_limit;  /* RLIMIT_RTTIME as set at start */
 
 static int get_attr(struct sched_attr_v1 *ret) {
 	*ret = (struct sched_attr_v1){ .size = 0 };
@@ -106,6 +113,7 @@ static int try_rt(char *why, size_t why_size) {
 
 	if (r < 0)
 		return r;
+	getrlimit(RLIMIT_RTTIME, &rt_limit);
 	r = set_attr(&waiting);
 	if (r < 0) {
 		snprintf(why, why_size, "the kernel refused SCHED_FIFO (%s: a system call filter, neither CAP_SYS_NICE "
@@ -120,6 +128,56 @@ static int try_rt(char *why, size_t why_size) {
 		return r;
 	}
 	return 0;
+}
+
+/* The kernel's soft limit on real-time CPU time without a sleep: leave
+ * real time at once, before the hard limit's SIGKILL. Only a system call
+ * here; priority_wait() does the rest. */
+static void on_sigxcpu(int sig) {
+	int saved = errno;
+
+	(void)sig;
+	syscall(SYS_sched_setattr, 0, &work, 0);
+	rt_exceeded = 1;
+	errno = saved;
+}
+
+static int catch_sigxcpu(char *why, size_t why_size) {
+	struct sigaction sa = { .sa_handler = on_sigxcpu, .sa_flags = SA_RESTART };
+	sigset_t set;
+
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&set);
+	sigaddset(&set, SIGXCPU);
+	if (sigaction(SIGXCPU, &sa, NULL) < 0 || sigprocmask(SIG_UNBLOCK, &set, NULL) < 0) {
+		int r = -errno;
+		snprintf(why, why_size, "SIGXCPU cannot be caught (%s)", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* After a SIGXCPU: normal priority for a while, and the soft limit, which
+ * the kernel raised by a second as it sent the signal, back where it was. */
+static void back_off(void) {
+	uint64_t now = util_usec(CLOCK_MONOTONIC);
+
+	rt_exceeded = 0;
+	at_rt = false;
+	exceeded++;
+	if (last_exceeded_usec && now - last_exceeded_usec < PRIORITY_BACKOFF_MAX_USEC && backoff_usec)
+		backoff_usec = backoff_usec * 2 > PRIORITY_BACKOFF_MAX_USEC ? PRIORITY_BACKOFF_MAX_USEC : backoff_usec * 2;
+	else
+		backoff_usec = PRIORITY_BACKOFF_FIRST_USEC;
+	last_exceeded_usec = now;
+	off_until_usec = now + backoff_usec;
+	if (setrlimit(RLIMIT_RTTIME, &rt_limit) < 0)
+		log_warning_errno(-errno, "Failed to set the limit on real-time CPU time again: %m");
+	snprintf(backoff_why, sizeof(backoff_why),
+		 "it ran %u ms at real-time priority without sleeping (SIGXCPU, %llu times): waiting at normal priority",
+		 PRIORITY_RTTIME_SOFT_USEC / 1000, (unsigned long long)exceeded);
+	log_warning("ccxd ran %u ms at real-time priority without sleeping (SIGXCPU): waiting at normal priority "
+		    "for %llu s", PRIORITY_RTTIME_SOFT_USEC / 1000, (unsigned long long)(backoff_usec / 1000000));
 }
 
 static void set_up(struct priority_setup *s) {
@@ -142,6 +200,8 @@ static void set_up(struct priority_setup *s) {
 	work.sched_flags = RESET_ON_FORK;
 	s->slice = shorten_slice(s->slice_why, sizeof(s->slice_why));
 	s->realtime = try_rt(s->realtime_why, sizeof(s->realtime_why));
+	if (s->realtime == 0)
+		s->realtime = catch_sigxcpu(s->realtime_why, sizeof(s->realtime_why));
 	may_wait_rt = s->realtime == 0;
 }
 
@@ -159,7 +219,9 @@ void priority_allow(bool want) {
 void priority_wait(void) {
 	int r;
 
-	if (!may_wait_rt || !wanted || at_rt)
+	if (rt_exceeded)
+		back_off();
+	if (!may_wait_rt || !wanted || at_rt || util_usec(CLOCK_MONOTONIC) < off_until_usec)
 		return;
 	r = set_attr(&waiting);
 	if (r < 0) {
@@ -178,6 +240,8 @@ void priority_wait(void) {
 void priority_work(void) {
 	int r;
 
+	if (rt_exceeded)
+		back_off();
 	if (!at_rt)
 		return;
 	r = set_attr(&work);
@@ -193,14 +257,19 @@ void priority_work(void) {
 }
 
 struct priority_state priority_state(void) {
-	struct priority_state st = { .slice_usec = setup.slice == 0 ? PRIORITY_SLICE_USEC : 0 };
+	struct priority_state st = { .slice_usec = setup.slice == 0 ? PRIORITY_SLICE_USEC : 0, .rttime_exceeded = exceeded };
+	uint64_t now = util_usec(CLOCK_MONOTONIC);
 
+	if (now < off_until_usec)
+		st.backoff_left_usec = off_until_usec - now;
 	if (setup.slice == 1)
 		st.wait = "chosen";
 	else if (!may_wait_rt)
 		st.wait = "normal", st.note = setup.realtime_why;
 	else if (!wanted)
 		st.wait = "normal", st.note = "realtime_wait = no";
+	else if (st.backoff_left_usec)
+		st.wait = "normal", st.note = backoff_why;
 	else
 		st.wait = "real-time";
 	return st;

@@ -12,9 +12,14 @@
 #include "placer.h"
 #include "cgroup.h"
 #include "procfs.h"
+#include "util.h"
 
 /* Longest command line read for cmdline = globs. */
 #define CMDLINE_MAX 4096
+/* The journal's line for each pin: at most this many in this long, then one
+ * that sums up the rest (any user can exec a program a rule names). */
+#define PIN_LINES_BURST 10
+#define PIN_LINES_INTERVAL_USEC (10 * 1000000ULL)
 
 struct ruler {
 	const char *root;
@@ -22,6 +27,8 @@ struct ruler {
 	cpu_set_t online;
 	const struct config *config;
 	const struct topology *topology;
+	struct log_ratelimit pin_lines;
+	char last_held_rule[64];   /* the rule of the last pin held back, for the sum */
 };
 
 int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, struct ruler **ret) {
@@ -32,6 +39,7 @@ int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, 
 	r->root = root;
 	r->placements = pl;
 	r->online = *online;
+	r->pin_lines = (struct log_ratelimit){ .interval_usec = PIN_LINES_INTERVAL_USEC, .burst = PIN_LINES_BURST };
 	*ret = r;
 	return 0;
 }
@@ -303,7 +311,9 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, const struct
 		placements_set_reason(pl, p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-e));
 		return 0;
 	}
-	if (!was_pinned)
+	if (!was_pinned && !log_ratelimit_pass(&r->pin_lines, util_usec(CLOCK_MONOTONIC)))
+		snprintf(r->last_held_rule, sizeof(r->last_held_rule), "%s", rule->name);
+	else if (!was_pinned)
 		log_decision(LOG_INFO,
 			     &(struct log_decision){ .pid = p->pid, .comm = p->comm, .rule = rule->name, .decision = "pin",
 						     .ccx = placer_ccx_list(r->topology, &ruling.cpus, ccxs, sizeof(ccxs)) },
@@ -450,9 +460,21 @@ void ruler_fork(struct ruler *r, pid_t parent_tgid, pid_t child_pid, pid_t child
 		placements_remove(r->placements, child_tgid);
 }
 
+/* The pins not logged one by one, in one line once their interval is over. */
+static void sum_up_pins(struct ruler *r) {
+	uint64_t held = log_ratelimit_held(&r->pin_lines, util_usec(CLOCK_MONOTONIC));
+
+	if (held > 0)
+		log_decision(LOG_INFO, &(struct log_decision){ .rule = r->last_held_rule, .decision = "pin" },
+			     "Pinned %llu more processes in %llu s, not logged one by one (the last by rule %s)",
+			     (unsigned long long)held, (unsigned long long)(PIN_LINES_INTERVAL_USEC / 1000000),
+			     r->last_held_rule);
+}
+
 bool ruler_sweep(struct ruler *r) {
 	bool spreading = false;
 
+	sum_up_pins(r);
 	placements_adopt_children(r->placements);
 	for (const struct placement *p = placements_next(r->placements, NULL); p; p = placements_next(r->placements, p))
 		if (ruler_owns(p) && p->state == PLACEMENT_PINNED && p->n_spread > 0) {

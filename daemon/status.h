@@ -130,13 +130,14 @@ struct ccxd_status {
 		unsigned slice_usec;      /* 0: the kernel's default */
 		const char *wait;         /* "real-time", "normal" or "chosen" */
 		const char *note;         /* why not real time; NULL */
+		uint64_t rttime_exceeded; /* SIGXCPUs caught */
 	} scheduling;                     /* ccxd's own (priority_state()) */
 
 	const char *watcher_source;       /* "netlink", "polling" or "starting" */
 	const char *watcher_note;         /* why polling; NULL otherwise */
 	const char *execs_note;           /* why the proc connector tells of execs; NULL: the exec programs do */
 	struct {
-		uint64_t at_rename, at_end, full, dropped;
+		uint64_t at_rename, at_end, full, dropped, share_spent;
 	} execs;                          /* the exec programs' (execs_stats()) */
 	uint64_t events, lost_events, rescans, reloads, reload_failures;
 	uint64_t spills, spill_returns;  /* rules' programs spilled to another CCX, and back (spills.h) */

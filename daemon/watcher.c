@@ -287,11 +287,10 @@ int watcher_new(sd_event *e, const struct watcher_ops *ops, void *userdata, stru
 	r = sd_event_add_io(e, &w->io, nl_socket_get_fd(w->sock), EPOLLIN, on_readable, w);
 	if (r < 0)
 		goto fail;
-	/* Process events go first: a pin decided late is a pin that missed the
-	 * program's first milliseconds. */
-	r = sd_event_source_set_priority(w->io, SD_EVENT_PRIORITY_IMPORTANT);
-	if (r < 0)
-		goto fail;
+	/* Process events take turns with the other sources, at the same
+	 * priority: any user can cause them at any rate (forks, exits), and they
+	 * must never hold up a client or the sampler. A pin at exec does not
+	 * wait for them where the exec programs run (execs.h). */
 	r = sd_event_now(e, CLOCK_MONOTONIC, &now);
 	if (r < 0)
 		goto fail;

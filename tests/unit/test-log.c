@@ -176,6 +176,40 @@ static void returns_the_error_it_was_given(void) {
 	CHECK_INT(log_debug_errno(-ESRCH, "x"), -ESRCH);
 }
 
+/* A pin at each of a flood's execs: ten lines, then one that sums up. */
+static void a_flood_of_lines_is_summed_up(void) {
+	struct log_ratelimit rl = { .interval_usec = 10000000, .burst = 10 };
+	unsigned passed = 0;
+
+	for (uint64_t t = 1000000; t < 1000000 + 5000000; t += 1000)   /* 5,000 lines in 5 s */
+		passed += log_ratelimit_pass(&rl, t);
+	CHECK_INT(passed, 10);
+	CHECK_INT(log_ratelimit_held(&rl, 6000000), 0);      /* the interval is not over */
+	CHECK_INT(log_ratelimit_held(&rl, 11000000), 4990);
+	CHECK_INT(log_ratelimit_held(&rl, 11000001), 0);     /* said once */
+	CHECK(log_ratelimit_pass(&rl, 11000002));             /* a new interval */
+}
+
+static void lines_after_the_interval_wait_for_the_sum(void) {
+	struct log_ratelimit rl = { .interval_usec = 1000, .burst = 1 };
+
+	CHECK(log_ratelimit_pass(&rl, 5000));
+	CHECK(!log_ratelimit_pass(&rl, 5100));
+	/* Over, but the held line is not said yet: this one is held too, so
+	 * that the sum comes before the lines after it. */
+	CHECK(!log_ratelimit_pass(&rl, 7000));
+	CHECK_INT(log_ratelimit_held(&rl, 7001), 2);
+	CHECK(log_ratelimit_pass(&rl, 7002));
+}
+
+static void few_lines_all_pass(void) {
+	struct log_ratelimit rl = { .interval_usec = 1000, .burst = 2 };
+
+	for (uint64_t t = 10000; t < 20000; t += 600)
+		CHECK(log_ratelimit_pass(&rl, t));
+	CHECK_INT(log_ratelimit_held(&rl, 30000), 0);
+}
+
 TEST_MAIN(
 	T(formats_plain_fields_one_per_line),
 	T(adds_errno_only_for_errors),
@@ -186,5 +220,8 @@ TEST_MAIN(
 	T(levels_below_the_maximum_are_not_sent),
 	T(a_full_journal_drops_and_counts_instead_of_blocking),
 	T(without_a_journal_messages_go_to_stderr),
-	T(returns_the_error_it_was_given)
+	T(returns_the_error_it_was_given),
+	T(a_flood_of_lines_is_summed_up),
+	T(lines_after_the_interval_wait_for_the_sum),
+	T(few_lines_all_pass)
 )
