@@ -1,5 +1,7 @@
 /* Text for people: escaping for a terminal, aligned tables. */
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,8 @@ static _Noreturn void out_of_memory(void) {
 	exit(1);
 }
 
-/* How a byte is written: its escape's letter, 'x' for \xHH, or 0 for itself. */
+/* How an ASCII byte is written: its escape's letter, 'x' for \xHH, or 0
+ * for itself. */
 static char escape_of(unsigned char c) {
 	switch (c) {
 	case '\\': return '\\';
@@ -22,31 +25,87 @@ static char escape_of(unsigned char c) {
 	}
 }
 
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * form, no surrogate, nothing past U+10FFFF), with its code point; 0 when
+ * p does not start one. */
+static size_t utf8_sequence(const unsigned char *p, uint32_t *cp) {
+	size_t n;
+	uint32_t c, min;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f, min = 0x80;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f, min = 0x800;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)   /* the NUL at the end too */
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/* Characters that a terminal acts on or that reorder what follows: the C1
+ * controls (U+0080-U+009F; some terminals take U+009B as ESC [) and the
+ * bidirectional marks, embeddings, overrides and isolates, with which a
+ * name could show as another. */
+static bool unprintable(uint32_t cp) {
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 char *text_escape(const char *s) {
 	static const char hex[] = "0123456789abcdef";
-	size_t len = 0;
+	size_t len = strlen(s);
 	char *out, *o;
 
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char e = escape_of(*p);
-		len += e == 'x' ? 4 : e ? 2 : 1;
-		if (len > SIZE_MAX - 5)
-			out_of_memory();
-	}
-	out = o = malloc(len + 1);
+	/* At most four bytes out for each byte in: \xHH for one byte, \uHHHH
+	 * (six) for two or three. */
+	if (len > (SIZE_MAX - 1) / 4)
+		out_of_memory();
+	out = o = malloc(4 * len + 1);
 	if (!out)
 		out_of_memory();
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char e = escape_of(*p);
-		if (!e) {
-			*o++ = (char)*p;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		uint32_t cp;
+		size_t n;
+		char e;
+
+		if (*p < 0x80) {
+			e = escape_of(*p);
+			if (!e) {
+				*o++ = (char)*p++;
+				continue;
+			}
+			*o++ = '\\';
+			*o++ = e;
+			if (e == 'x') {
+				*o++ = hex[*p >> 4];
+				*o++ = hex[*p & 0xf];
+			}
+			p++;
 			continue;
 		}
-		*o++ = '\\';
-		*o++ = e;
-		if (e == 'x') {
+		n = utf8_sequence(p, &cp);
+		if (n == 0) {   /* not UTF-8: the byte, written out */
+			*o++ = '\\';
+			*o++ = 'x';
 			*o++ = hex[*p >> 4];
 			*o++ = hex[*p & 0xf];
+			p++;
+		} else if (unprintable(cp)) {
+			o += sprintf(o, "\\u%04x", (unsigned)cp);
+			p += n;
+		} else {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
 		}
 	}
 	*o = '\0';

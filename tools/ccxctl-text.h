@@ -8,9 +8,12 @@
 #include <stdio.h>
 
 /* s with every control character written out as C writes it: \n, \r, \t,
- * \\ for a backslash, \xHH for every other byte below 0x20 and for 0x7f
- * (ESC is \x1b); bytes from 0x80 (UTF-8) as they are. Nothing is cut.
- * Returns a new string. Like everything here, exits when out of memory. */
+ * \\ for a backslash, \xHH for every other byte below 0x20, for 0x7f (ESC
+ * is \x1b) and for every byte that is not part of well-formed UTF-8 (raw
+ * 0x80-0x9f among them); the C1 controls (U+0080-U+009F) and the
+ * bidirectional marks, embeddings, overrides and isolates as \uHHHH; other
+ * UTF-8 as it is. Nothing is cut. Returns a new string. Like everything
+ * here, exits when out of memory. */
 char *text_escape(const char *s);
 
 /* Every string in o, at any depth, replaced by text_escape() of it: a reply

@@ -29,7 +29,32 @@ static void escapes_control_characters(void) {
 
 static void passes_utf8_through(void) {
 	escaped("na\xc3\xafve \xe2\x82\xac", "na\xc3\xafve \xe2\x82\xac");
-	escaped("\x80\xff", "\x80\xff");
+	escaped("\xf0\x9f\x90\xa7 \xef\xbf\xbd", "\xf0\x9f\x90\xa7 \xef\xbf\xbd");   /* U+1F427, U+FFFD */
+}
+
+/* Bytes that are not UTF-8, each written out: lone continuation bytes (the
+ * raw C1 range 0x80-0x9f among them), overlong forms, surrogates, past
+ * U+10FFFF, a sequence cut short. */
+static void escapes_what_is_not_utf8(void) {
+	escaped("\x80\xff", "\\x80\\xff");
+	escaped("a\x9b[2Jb", "a\\x9b[2Jb");
+	escaped("\xc0\xaf", "\\xc0\\xaf");               /* "/", overlong */
+	escaped("\xe0\x80\xaf", "\\xe0\\x80\\xaf");
+	escaped("\xed\xa0\x80", "\\xed\\xa0\\x80");         /* U+D800 */
+	escaped("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80");   /* U+110000 */
+	escaped("\xe2\x82", "\\xe2\\x82");
+	escaped("\xe2\x82x", "\\xe2\\x82x");
+}
+
+/* C1 controls as characters (U+009B is CSI to some terminals), and the
+ * marks that reorder what follows (a name that shows as another). */
+static void escapes_c1_controls_and_bidi_marks(void) {
+	escaped("a\xc2\x9b" "2Jb", "a\\u009b2Jb");
+	escaped("\xc2\x80\xc2\x9f\xc2\xa0", "\\u0080\\u009f\xc2\xa0");
+	escaped("evil\xe2\x80\xaetxt.exe", "evil\\u202etxt.exe");   /* RIGHT-TO-LEFT OVERRIDE */
+	escaped("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", "\\u202a\\u202b\\u202c\\u202d");
+	escaped("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9", "\\u2066\\u2067\\u2068\\u2069");
+	escaped("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c", "\\u200e\\u200f\\u061c");
 }
 
 static void escapes_the_empty_string(void) {
@@ -163,6 +188,6 @@ static void views_take_any_reply(void) {
 		}
 }
 
-TEST_MAIN(T(escapes_control_characters), T(passes_utf8_through), T(escapes_the_empty_string),
+TEST_MAIN(T(escapes_control_characters), T(passes_utf8_through), T(escapes_what_is_not_utf8), T(escapes_c1_controls_and_bidi_marks), T(escapes_the_empty_string),
 	  T(escapes_long_strings_whole), T(escapes_every_string_of_a_reply), T(views_show_names_as_text),
 	  T(views_take_any_reply))
