@@ -70,6 +70,18 @@ int regfile_read(const char *path, enum regfile_flags flags, size_t max, char **
 	return r;
 }
 
+int regfile_read_json(const char *path, size_t max, json_object **ret) {
+	char *text;
+	size_t len;
+	int r = regfile_read(path, REGFILE_NOFOLLOW, max, &text, &len);
+
+	if (r < 0)
+		return r;
+	*ret = json_tokener_parse(text);
+	free(text);
+	return *ret ? 0 : -EBADMSG;
+}
+
 const char *regfile_strerror(int error) {
 	switch (error) {
 	case -EINVAL:

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <json-c/json.h>
 
 enum regfile_flags {
 	REGFILE_NOFOLLOW = 1 << 0,   /* a symbolic link is refused, not followed */
@@ -21,3 +22,10 @@ int regfile_read(const char *path, enum regfile_flags flags, size_t max, char **
 
 /* What regfile_read()'s error means, for people. */
 const char *regfile_strerror(int error);
+
+/* The JSON object in path, read as regfile_read() with REGFILE_NOFOLLOW
+ * reads it: ccxd's own state (state_dir), which root must not be led by a
+ * link or a FIFO to read from elsewhere, nor made to parse without end.
+ * Returns 0 and *ret, or -errno as regfile_read(), -EBADMSG when it is not
+ * JSON. */
+int regfile_read_json(const char *path, size_t max, json_object **ret);

@@ -10,8 +10,12 @@
 #include "groups.h"
 #include "log.h"
 #include "procfs.h"
+#include "regfile.h"
 #include "sample.h"
 #include "util.h"
+
+/* The file: LEARNED_MAX keys of a few paths each, with room to spare. */
+#define LEARNED_FILE_MAX (4 * 1024 * 1024)
 
 struct learned {
 	char *path;                /* NULL: not written */
@@ -54,25 +58,37 @@ char *learned_programs(const char *root, const struct group *grp, const struct s
 	return key;
 }
 
+/* Kept last, so that the first is the least recently kept, which goes
+ * when the list is full. */
 static void remember(struct learned *l, const char *programs, enum seating seating) {
-	struct won *grown;
+	struct won *grown, won = { .programs = NULL, .seating = seating };
 
 	for (size_t i = 0; i < l->n_won; i++)
 		if (strcmp(l->won[i].programs, programs) == 0) {
-			l->won[i].seating = seating;
-			return;
+			won.programs = l->won[i].programs;
+			memmove(&l->won[i], &l->won[i + 1], (l->n_won - i - 1) * sizeof(*l->won));
+			l->n_won--;
+			break;
 		}
-	grown = util_grow(l->won, &l->allocated_won, l->n_won + 1, sizeof(*grown));
-	if (!grown)
+	if (!won.programs && !(won.programs = strdup(programs)))
 		return;
+	if (l->n_won == LEARNED_MAX) {
+		free(l->won[0].programs);
+		memmove(&l->won[0], &l->won[1], (l->n_won - 1) * sizeof(*l->won));
+		l->n_won--;
+	}
+	grown = util_grow(l->won, &l->allocated_won, l->n_won + 1, sizeof(*grown));
+	if (!grown) {
+		free(won.programs);
+		return;
+	}
 	l->won = grown;
-	l->won[l->n_won].programs = strdup(programs);
-	if (l->won[l->n_won].programs)
-		l->won[l->n_won++].seating = seating;
+	l->won[l->n_won++] = won;
 }
 
 /* Written to a temporary file and renamed over the old one, so that a crash
- * never leaves half a file. */
+ * never leaves half a file; readable by ccxd (and root) alone, since it
+ * names other users' programs. */
 static int save(const struct learned *l) {
 	json_object *o = json_object_new_object(), *seatings = json_object_new_object();
 	const char *text;
@@ -84,7 +100,7 @@ static int save(const struct learned *l) {
 				       json_object_new_string(seating_to_string(l->won[i].seating)));
 	json_object_object_add(o, "seatings", seatings);
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	r = text ? atomicfile_write(l->path, text, 0644, true) : -ENOMEM;
+	r = text ? atomicfile_write(l->path, text, 0600, true) : -ENOMEM;
 	json_object_put(o);
 	return r;
 }
@@ -92,10 +108,15 @@ static int save(const struct learned *l) {
 static void load(struct learned *l) {
 	json_object *o, *seatings;
 
-	if (access(l->path, F_OK) < 0)
+	int r = regfile_read_json(l->path, LEARNED_FILE_MAX, &o);
+
+	if (r == -ENOENT)
 		return;
-	o = json_object_from_file(l->path);
-	if (!o || !json_object_object_get_ex(o, "seatings", &seatings) ||
+	if (r < 0 && r != -EBADMSG) {
+		log_warning("Ignoring %s: %s", l->path, regfile_strerror(r));
+		return;
+	}
+	if (r < 0 || !json_object_object_get_ex(o, "seatings", &seatings) ||
 	    !json_object_is_type(seatings, json_type_object)) {
 		json_object_put(o);
 		log_warning_errno(-EINVAL, "Ignoring %s: not what ccxd writes there", l->path);

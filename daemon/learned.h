@@ -8,6 +8,11 @@
 
 #include "placer.h"
 
+/* Sets of programs remembered: the least recently kept goes first. Any
+ * user's programs may form groups, so the file must not grow with them.
+ * The file is mode 0600: it names other users' programs. */
+#define LEARNED_MAX 512
+
 struct learned;
 struct group;
 struct sampler_result;

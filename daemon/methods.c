@@ -157,7 +157,41 @@ static json_object *probe_evidence_json(const struct status_ranking *p) {
 	return o;
 }
 
-static json_object *group_json(const struct status_group *g, const struct sampler_result *sample) {
+/* programs ("a|b", executables' paths) for a caller who may not see other
+ * users' paths: each program by its file name alone, as its comm shows it
+ * anyway. */
+static json_object *programs_json(const char *programs, bool paths) {
+	json_object *o;
+	char *names, *w;
+
+	if (!programs)
+		return NULL;
+	if (paths)
+		return json_object_new_string(programs);
+	names = w = strdup(programs);
+	if (!names)
+		return NULL;
+	for (const char *p = programs; *p;) {
+		const char *end = strchr(p, '|'), *slash;
+
+		if (!end)
+			end = p + strlen(p);
+		slash = memrchr(p, '/', (size_t)(end - p));
+		if (slash)
+			p = slash + 1;
+		memmove(w, p, (size_t)(end - p));
+		w += end - p;
+		if (*end)
+			*w++ = '|';
+		p = *end ? end + 1 : end;
+	}
+	*w = '\0';
+	o = json_object_new_string(names);
+	free(names);
+	return o;
+}
+
+static json_object *group_json(const struct status_group *g, const struct sampler_result *sample, bool paths) {
 	json_object *o = json_object_new_object(), *pids = json_object_new_array(),
 		    *channels = json_object_new_array(), *trials = json_object_new_array(), *members;
 	const struct status_trial *last = g->last >= 0 ? &g->trials[g->last] : NULL;
@@ -171,7 +205,7 @@ static json_object *group_json(const struct status_group *g, const struct sample
 		json_object_array_add(trials, trial_json(&g->trials[k]));
 	json_object_object_add(o, "id", json_object_new_int(g->id));
 	json_object_object_add(o, "pids", pids);
-	json_object_object_add(o, "programs", g->programs ? json_object_new_string(g->programs) : NULL);
+	json_object_object_add(o, "programs", programs_json(g->programs, paths));
 	json_object_object_add(o, "state", json_object_new_string(g->state));
 	json_object_object_add(o, "reason", json_object_new_string(g->reason));
 	json_object_object_add(o, "seen", json_object_new_boolean(g->seen));
@@ -204,11 +238,11 @@ static json_object *group_json(const struct status_group *g, const struct sample
 	return o;
 }
 
-static json_object *groups_json(const struct ccxd_status *st) {
+static json_object *groups_json(const struct ccxd_status *st, bool paths) {
 	json_object *list = json_object_new_array();
 
 	for (size_t i = 0; i < st->n_groups; i++)
-		json_object_array_add(list, group_json(&st->groups[i], st->sample));
+		json_object_array_add(list, group_json(&st->groups[i], st->sample, paths));
 	return list;
 }
 
@@ -360,7 +394,7 @@ static void get_status(void *userdata, struct control_call *call) {
 		json_object *sampling = sampling_json(&st.sampling);
 		json_object_object_add(sampling, "ccx_load", ccx_load_json(&st));
 		json_object_object_add(o, "sampling", sampling);
-		json_object_object_add(o, "groups", groups_json(&st));
+		json_object_object_add(o, "groups", groups_json(&st, call->uid == 0));
 		json_object_object_add(o, "cut", cut_json(&st));
 	}
 	status_release(&st);

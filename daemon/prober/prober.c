@@ -12,11 +12,15 @@
 #include "atomicfile.h"
 #include "cpulist.h"
 #include "log.h"
+#include "regfile.h"
 #include "probeworker.h"
 #include "protocol.h"
 #include "util.h"
 
 #define PROBER_CACHE_VERSION 1
+/* Far above what the largest machine's figures take (a latency matrix of
+ * 512 CPUs is about 2 MiB). */
+#define PROBER_CACHE_MAX (16 * 1024 * 1024)
 
 enum prober_kind {
 	PROBER_CALIBRATION,       /* the daemon's own, quick */
@@ -90,11 +94,9 @@ int prober_cache_read(const char *state_dir, const char *fingerprint, json_objec
 
 	if (r < 0)
 		return r;
-	if (access(path, F_OK) < 0)
-		return -errno;
-	o = json_object_from_file(path);
-	if (!o)
-		return -EBADMSG;
+	r = regfile_read_json(path, PROBER_CACHE_MAX, &o);
+	if (r < 0)
+		return r == -ENOENT ? r : -EBADMSG;
 	if (!json_object_object_get_ex(o, "version", &v) || json_object_get_int(v) != PROBER_CACHE_VERSION ||
 	    !json_object_object_get_ex(o, "fingerprint", &v) || !json_object_is_type(v, json_type_string) ||
 	    !json_object_object_get_ex(o, "results", &results)) {

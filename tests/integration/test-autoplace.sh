@@ -96,6 +96,11 @@ CONF
 start_ccxd
 start_pipeline urandom "cat /dev/urandom" "sha256sum"
 check "what won before for these programs is tried first" wait_for 10 sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq -r '.groups[] | select(.pids | index($P)) | .trials[0].seating')\" = shared-cpu ]"
+programs='.groups[] | select(.pids | index('$P')) | .programs'
+check "root sees the group's programs by path" sh -c "[ \"\$($CCXCTL --socket $SOCK --json status | jq -r '$programs')\" = '$(command -v cat)|$(command -v sha256sum)' ]"
+chmod 666 "$SOCK"
+check "others see them by name alone (no other user's paths)" \
+	sh -c "[ \"\$(runuser -u nobody -- $(for_others "$CCXCTL") --socket $SOCK --json status | jq -r '$programs')\" = 'cat|sha256sum' ]"
 stop_pipeline
 stop_ccxd
 
