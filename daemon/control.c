@@ -43,10 +43,13 @@
 #define CONTROL_USER_BURST_USEC (100 * UINT64_C(1000))
 
 /* The loop time a user has left: refilled at CONTROL_USER_SHARE_PERCENT of
- * the time that passes, up to the burst; each call's time is taken off. */
+ * the time that passes, up to the burst; each call's time is taken off.
+ * Kept per uid while that user has no connection too, so that connecting
+ * again gives no fresh burst. */
 struct budget {
+	bool used;                   /* false: a slot never given to a user */
 	uid_t uid;
-	unsigned connections;        /* 0: a free slot */
+	unsigned connections;
 	int64_t usec;
 	uint64_t at;                 /* CLOCK_MONOTONIC usec of the last refill */
 };
@@ -309,13 +312,18 @@ static int schedule_resume(struct connection *conn);
 
 /* Whether the connection's user may have a call handled now; if not, when
  * it may (conn->throttled_until). */
-static bool budget_allows(struct connection *conn, uint64_t now) {
-	struct budget *b = conn->budget;
-
-	b->usec += (int64_t)((now - b->at) * CONTROL_USER_SHARE_PERCENT / 100);
+static void refill(struct budget *b, uint64_t now) {
+	if (now > b->at)
+		b->usec += (int64_t)((now - b->at) * CONTROL_USER_SHARE_PERCENT / 100);
 	if (b->usec > (int64_t)CONTROL_USER_BURST_USEC)
 		b->usec = (int64_t)CONTROL_USER_BURST_USEC;
 	b->at = now;
+}
+
+static bool budget_allows(struct connection *conn, uint64_t now) {
+	struct budget *b = conn->budget;
+
+	refill(b, now);
 	if (b->usec > 0)
 		return true;
 	conn->throttled_until = now + (uint64_t)(-b->usec) * 100 / CONTROL_USER_SHARE_PERCENT + 1000;
@@ -528,21 +536,32 @@ static struct connection *least_recently_active(const struct control *c) {
 	return lru;
 }
 
-/* uid's budget: the one its other connections share, or a fresh one. There
- * is a slot for every connection, so one is always free. */
+/* uid's budget: its own, whether or not it has other connections open. A
+ * user who has none open gives up its slot to a newcomer only as the
+ * fullest of such slots (a budget refilled to the burst is as good as
+ * none); there is a slot for every connection, so one always has no
+ * connection. */
 static struct budget *budget_of(struct control *c, uid_t uid) {
-	struct budget *free_slot = NULL;
+	uint64_t now = util_usec(CLOCK_MONOTONIC);
+	struct budget *take = NULL;
 
+	for (size_t i = 0; i < CONTROL_CONNECTIONS_MAX; i++)
+		if (c->budgets[i].used && c->budgets[i].uid == uid)
+			return &c->budgets[i];
 	for (size_t i = 0; i < CONTROL_CONNECTIONS_MAX; i++) {
 		struct budget *b = &c->budgets[i];
-		if (b->connections > 0 && b->uid == uid)
-			return b;
-		if (b->connections == 0 && !free_slot)
-			free_slot = b;
+		if (b->connections > 0)
+			continue;
+		if (!b->used) {
+			take = b;
+			break;
+		}
+		refill(b, now);
+		if (!take || b->usec > take->usec)
+			take = b;
 	}
-	*free_slot = (struct budget){ .uid = uid, .usec = (int64_t)CONTROL_USER_BURST_USEC,
-				      .at = util_usec(CLOCK_MONOTONIC) };
-	return free_slot;
+	*take = (struct budget){ .used = true, .uid = uid, .usec = (int64_t)CONTROL_USER_BURST_USEC, .at = now };
+	return take;
 }
 
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

@@ -139,6 +139,17 @@ fi
 check "every interval of the sampler still ran ($(( $(cycles) - cycles0 )) in ${took} ms)" \
 	[ $(( $(cycles) - cycles0 )) -ge $(( took / 1000 - 1 )) ]
 
+# A client that connects again and again, each time sending one-way calls
+# for 20 ms: its user's share is its own across connections, and a new
+# connection brings no fresh burst (it did: 96 % of a CPU).
+ticks0=$(ticks) since=$(date +%s%N)
+as_nobody "$HOSTILE" reconnect "$SOCK" 5 >"$WORK/reconnect.out" 2>&1
+took=$(( ($(date +%s%N) - since) / 1000000 ))
+cpu=$(( ($(ticks) - ticks0) * 100000 / $(getconf CLK_TCK) / took ))
+echo "# ccxd: ${cpu} % of a CPU under a client that reconnects, $(cat "$WORK/reconnect.out")"
+check "a user's share holds across its connections: under 25 % of one CPU (${cpu} %)" [ "$cpu" -lt 25 ]
+answers_fast "a client that reconnects"
+
 # ---- root's calls are nobody's to cancel ----
 # A probe in flight keeps its connection whatever the slots: evicting it
 # would cancel the probe.

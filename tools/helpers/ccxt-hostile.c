@@ -10,6 +10,9 @@
  *                           prints "dropped after S s" or "open"
  *   oneway SOCKET SECONDS   one connection: sends one-way status calls as
  *                           fast as they are taken; prints "sent N"
+ *   reconnect SOCKET SECONDS  connects again and again, each time sending
+ *                           one-way status calls as fast as they are taken
+ *                           for 20 ms, then closing; prints "connections N"
  *   trickle SOCKET SECONDS  sends up to 1000 status calls at once and reads
  *                           the replies one byte every 10 ms; prints how
  *                           many it sent, "dropped after S s" or "open" */
@@ -128,6 +131,33 @@ static int oneway(const char *path, double seconds) {
 	return 0;
 }
 
+static int reconnect(const char *path, double seconds) {
+	static const char call[] = "{\"method\":\"io.ccxd.GetStatus\",\"oneway\":true}";
+	double start = now();
+	long connections = 0;
+
+	while (now() - start < seconds) {
+		int fd = connect_to(path);
+		double began = now();
+
+		if (fd < 0) {
+			usleep(1000);
+			continue;
+		}
+		connections++;
+		while (now() - began < 0.02) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			if (poll(&p, 1, 5) <= 0 || (p.revents & (POLLHUP | POLLERR)))
+				continue;
+			if (send(fd, call, sizeof(call), MSG_NOSIGNAL) != (ssize_t)sizeof(call) && errno != EAGAIN)
+				break;
+		}
+		close(fd);
+	}
+	printf("connections %ld\n", connections);
+	return 0;
+}
+
 static int trickle(const char *path, double seconds) {
 	static const char call[] = "{\"method\":\"io.ccxd.GetStatus\"}";
 	int fd = connect_to(path), sent = 0;
@@ -170,8 +200,10 @@ int main(int argc, char **argv) {
 		return half(argv[2], atof(argv[3]));
 	if (argc == 4 && strcmp(argv[1], "oneway") == 0)
 		return oneway(argv[2], atof(argv[3]));
+	if (argc == 4 && strcmp(argv[1], "reconnect") == 0)
+		return reconnect(argv[2], atof(argv[3]));
 	if (argc == 4 && strcmp(argv[1], "trickle") == 0)
 		return trickle(argv[2], atof(argv[3]));
-	fprintf(stderr, "Usage: ccxt-hostile idle|flood SOCKET N SECONDS | half|oneway|trickle SOCKET SECONDS\n");
+	fprintf(stderr, "Usage: ccxt-hostile idle|flood SOCKET N SECONDS | half|oneway|reconnect|trickle SOCKET SECONDS\n");
 	return 2;
 }
