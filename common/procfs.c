@@ -787,3 +787,11 @@ long procfs_pid_max(void) {
 		return -EINVAL;
 	return max;
 }
+
+unsigned procfs_pid_words(void) {
+	long max = procfs_pid_max();
+
+	if (max <= 0 || max > PROCFS_PID_MAX_LIMIT)
+		max = PROCFS_PID_MAX_LIMIT;
+	return (unsigned)((max + 63) / 64);
+}

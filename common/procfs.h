@@ -182,6 +182,12 @@ size_t procfs_read_ancestors(const char *root, const struct procfs_stat *st, siz
 long long procfs_pid_namespace(void);
 /* kernel.pid_max: every pid is below it. Or -errno. */
 long procfs_pid_max(void);
+/* The kernel's limit on pid_max (64-bit machines): no sysctl can raise it
+ * further. */
+#define PROCFS_PID_MAX_LIMIT (4 * 1024 * 1024)
+/* 64-bit words for a bitmap of one bit per pid the kernel gives out now:
+ * 512 for the usual pid_max of 32768, 65536 (512 KiB) at most. */
+unsigned procfs_pid_words(void);
 
 /* Reads a whole small file into buf (NUL-terminated). Returns its length or -errno. */
 ssize_t procfs_read_file(const char *path, char *buf, size_t size);

@@ -6,7 +6,6 @@
 
 #define EXECS_COMM_LEN 16          /* TASK_COMM_LEN */
 #define EXECS_NAMES_MAX 4096       /* comms the rules name */
-#define EXECS_KNOWN_MAX 65536      /* processes ccxd keeps in its table */
 
 /* A name's value: when its exec is reported. */
 #define EXECS_AT_RENAME 1          /* as the exec names the task: nothing read later is needed */

@@ -46,8 +46,10 @@ struct execs {
 	int names, known, settings, dropped;   /* the maps' fds */
 	struct rules_name *set;    /* the names in the map, for the next execs_set_rules() */
 	size_t n_set;
-	bool every;
-	bool overflowed;           /* the map of processes could not hold one: every exec, always */
+	unsigned known_words;      /* the bitmap of processes: 64 pids each */
+	bool every;                /* every exec is reported */
+	bool rules_every;          /* the rules ask for every exec */
+	unsigned outside;          /* processes of the table past the bitmap (pid_max raised since) */
 	unsigned left;             /* records still to read in this turn, 0: all */
 	execs_handler handler;
 	void *userdata;
@@ -153,6 +155,11 @@ static int load(struct execs *x, char *log, char *why, size_t why_size) {
 		snprintf(why, why_size, "libbpf cannot open the exec programs (%s)", strerror(-r));
 		return r;
 	}
+	r = bpf_map__set_max_entries(bpf_object__find_map_by_name(x->obj, "known"), x->known_words);
+	if (r < 0) {
+		snprintf(why, why_size, "the map of processes cannot be sized (%s)", strerror(-r));
+		return r;
+	}
 	r = bpf_object__load(x->obj);
 	if (r < 0) {
 		bpflog_verifier_said(log, said, sizeof(said));
@@ -196,6 +203,7 @@ int execs_new(sd_event *e, execs_handler handler, void *userdata, struct execs *
 	x->handler = handler;
 	x->userdata = userdata;
 	x->event = e;
+	x->known_words = procfs_pid_words();
 	budget_init(&x->budget, EXECS_WINDOW_USEC, EXECS_SHARE_USEC);
 	/* The task's pids in the records are the kernel's own. */
 	if (procfs_pid_namespace() != 0) {
@@ -285,25 +293,35 @@ void execs_set_rules(struct execs *x, const struct rule *rules, size_t n_rules) 
 	free(x->set);
 	x->set = names;
 	x->n_set = n;
-	set_every(x, every || x->overflowed);
+	x->rules_every = every;
+	set_every(x, every || x->outside > 0);
 }
 
 void execs_track(struct execs *x, pid_t tgid, bool tracked) {
-	__u32 key = (__u32)tgid;
-	__u8 one = 1;
+	__u32 word = (__u32)tgid / 64;
+	__u64 bits, bit = 1ULL << ((__u32)tgid % 64);
 
-	if (!tracked) {
-		bpf_map_delete_elem(x->known, &key);
+	if (tgid <= 0)
+		return;
+	if (word >= x->known_words) {
+		/* pid_max was raised past the bitmap: while the table holds such
+		 * a process, every exec is looked at, so that its own is not
+		 * missed. */
+		if (tracked ? x->outside++ == 0 : x->outside > 0 && --x->outside == 0)
+			set_every(x, tracked || x->rules_every);
 		return;
 	}
-	if (bpf_map_update_elem(x->known, &key, &one, BPF_ANY) < 0 && !x->overflowed) {
-		/* The map is full: the execs of a process it cannot hold would go
-		 * unseen. */
-		log_warning_errno(-errno, "The kernel's map of processes is full: every exec is looked at: %m");
-		x->stats.full++;
-		x->overflowed = true;
-		set_every(x, true);
-	}
+	if (bpf_map_lookup_elem(x->known, &word, &bits) < 0)
+		goto fail;
+	if (!!(bits & bit) == tracked)
+		return;
+	bits = tracked ? bits | bit : bits & ~bit;
+	/* The programs only read the map: this is its one writer. */
+	if (bpf_map_update_elem(x->known, &word, &bits, BPF_ANY) == 0)
+		return;
+fail:
+	log_warning_errno(-errno, "Failed to tell the exec programs of process %d: %m", (int)tgid);
+	x->stats.full++;
 }
 
 uint64_t execs_dropped(struct execs *x) {

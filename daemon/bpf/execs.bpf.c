@@ -29,11 +29,14 @@ struct {
 	__type(value, __u8);
 } names SEC(".maps");
 
+/* The processes in ccxd's table: a bit each, by tgid, for every pid the
+ * kernel gives out (the loader sizes it from pid_max), so that it never
+ * fills up. An array map, whose lookup the verifier inlines. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, EXECS_KNOWN_MAX);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);    /* set by the loader from pid_max */
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } known SEC(".maps");
 
 /* The execs reported at their rename, so as not to report them again at
@@ -65,6 +68,13 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } records SEC(".maps");
+
+static int is_known(__u32 tgid) {
+	__u32 word = tgid / 64;
+	__u64 *bits = bpf_map_lookup_elem(&known, &word);
+
+	return bits && (*bits >> (tgid % 64)) & 1;
+}
 
 static void report(__u32 tgid, __u32 kind, const struct execs_name *name) {
 	struct execs_record *rec = bpf_ringbuf_reserve(&records, sizeof(*rec), 0);
@@ -124,7 +134,7 @@ int on_exec_end(struct bpf_raw_tracepoint_args *ctx) {
 			return 0;
 	}
 	bpf_get_current_comm(name.comm, EXECS_COMM_LEN);
-	if ((s && s->every) || bpf_map_lookup_elem(&known, &tgid) || bpf_map_lookup_elem(&names, &name))
+	if ((s && s->every) || is_known(tgid) || bpf_map_lookup_elem(&names, &name))
 		report(tgid, EXECS_REC_END, &name);
 	return 0;
 }

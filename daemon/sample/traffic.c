@@ -122,18 +122,6 @@ static __u32 pidns_inum(void) {
 	return ino > 0 ? (__u32)ino : 0;
 }
 
-#define PID_MAX_LIMIT (4 * 1024 * 1024)   /* the kernel's, on 64-bit machines */
-
-/* The bits the thinned map needs: one per pid the kernel may give out,
- * 4 KiB for the usual pid_max of 32768, 512 KiB at most. */
-static uint32_t thinned_words(void) {
-	long max = procfs_pid_max();
-
-	if (max <= 0 || max > PID_MAX_LIMIT)
-		max = PID_MAX_LIMIT;
-	return (uint32_t)((max + 63) / 64);
-}
-
 static void unload(struct traffic *t) {
 	for (size_t i = 0; i < N_PROGRAMS; i++) {
 		bpf_link__destroy(t->link[i]);
@@ -293,7 +281,7 @@ int traffic_new(bool syscalls, struct traffic **ret) {
 	if (!t)
 		return -ENOMEM;
 	t->counts[0] = t->counts[1] = t->bss = t->thinned = -1;
-	t->thinned_words = thinned_words();
+	t->thinned_words = procfs_pid_words();
 	t->log = calloc(1, VERIFIER_LOG_SIZE);
 	if (!t->log) {
 		free(t);
