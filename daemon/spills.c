@@ -5,17 +5,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "cpulist.h"
 #include "log.h"
 #include "placer.h"
 #include "validator.h"
 #include "waits.h"
 
+/* After a program comes back, it may spill again only once it has been
+ * back this many samples, doubled at each return up to the most: a program
+ * crowded on and off (by whoever runs work there) moves now and then, not
+ * at every turn. */
+#define SPILL_QUIET_FIRST 4
+#define SPILL_QUIET_MAX 600
+/* Spills in one interval, over all programs: the rest wait for the next
+ * (any user may start a rule's program many times over). */
+#define SPILLS_PER_INTERVAL 8
+
 /* One pinned process of a rule that may spill. */
 struct spill {
 	pid_t pid;
 	uint64_t start_time;
 	pid_t parent;             /* the program it inherited its pin from, forked; 0 if none */
+	uint64_t parent_start;    /* its start time, once its entry was found: a pid alone may be
+				   * another process's by then */
 	bool seen;                /* in this interval's watch */
 	bool spilled;
 	cpu_set_t home;           /* what its rule pinned it to */
@@ -28,12 +41,15 @@ struct spill {
 	unsigned n_alone;
 	unsigned strikes;         /* crowded samples in a row */
 	unsigned streak;          /* spilled: samples in a row with room at home */
+	unsigned quiet;           /* samples left before it may spill again */
+	unsigned next_quiet;      /* the quiet after its next return */
 };
 
 struct spills {
 	const char *root;
 	struct spill *v;
 	size_t n, allocated;
+	unsigned spilled_now;     /* spills in this interval */
 	struct spills_stats stats;
 };
 
@@ -82,7 +98,8 @@ static struct spill *entry_for(struct spills *s, const struct placement *p) {
 		s->allocated = want;
 	}
 	s->v[s->n] = (struct spill){
-		.pid = p->pid, .start_time = p->start_time, .parent = p->inherited_from, .home = p->cpus
+		.pid = p->pid, .start_time = p->start_time, .parent = p->inherited_from, .home = p->cpus,
+		.next_quiet = SPILL_QUIET_FIRST,
 	};
 	return &s->v[s->n++];
 }
@@ -145,21 +162,46 @@ static struct crowding_ccx *ccxs_around(const struct topology *t, const struct s
 	return c;
 }
 
-static void spill(struct spills *s, struct placements *pl, const struct topology *t, const struct placement *p,
-		  struct spill *e, int home, const struct crowding_ccx *ccx, double waited, double base, double need) {
-	int to = crowding_spill_target(ccx, t->n_ccx, home, need);
-	char list[CPULIST_MAX];
+/* What e's cgroup cpuset leaves it of each CCX, as the room it may spill
+ * to: a spill never widens a cpuset. */
+static void within_cpuset(const char *root, const struct topology *t, const struct spill *e, struct crowding_ccx *ccx,
+			  cpu_set_t *allowed) {
+	if (cgroup_read_cpuset(root, e->pid, allowed) < 0)
+		*allowed = t->online;
+	for (unsigned k = 0; k < t->n_ccx; k++) {
+		cpu_set_t in;
+		CPU_AND(&in, allowed, &t->ccx[k].cpus);
+		if ((double)CPU_COUNT(&in) < ccx[k].cpus)
+			ccx[k].cpus = CPU_COUNT(&in);
+	}
+}
 
+static void spill(struct spills *s, struct placements *pl, const struct topology *t, const struct placement *p,
+		  struct spill *e, int home, struct crowding_ccx *ccx, double waited, double base, double need) {
+	char list[CPULIST_MAX];
+	cpu_set_t allowed, to_cpus;
+	int to;
+
+	if (e->quiet > 0 || s->spilled_now >= SPILLS_PER_INTERVAL) {
+		placements_set_reason(pl, p, "rule %s: waited %.0f %% of the time on CCX %d (%.0f %% once pinned): "
+				      "stays %s", p->rule, waited * 100, home, base * 100,
+				      e->quiet > 0 ? "a while longer, having come back lately" : "until the next interval");
+		return;
+	}
+	within_cpuset(s->root, t, e, ccx, &allowed);
+	to = crowding_spill_target(ccx, t->n_ccx, home, need);
 	if (to < 0) {
 		placements_set_reason(pl, p, "rule %s: waited %.0f %% of the time on CCX %d (%.0f %% once pinned), "
 				      "and no other CCX had room: stays", p->rule, waited * 100, home, base * 100);
 		return;
 	}
-	CPU_OR(&e->wide, &e->home, &t->ccx[to].cpus);
+	CPU_AND(&to_cpus, &t->ccx[to].cpus, &allowed);
+	CPU_OR(&e->wide, &e->home, &to_cpus);
 	if (placements_pin(pl, p, &e->wide) < 0)
 		return;
 	e->spilled = true;
 	e->streak = 0;
+	s->spilled_now++;
 	s->stats.spills++;
 	placements_set_reason(pl, p, "rule %s: spilled to CCX %d: waited %.0f %% of the time on CCX %d "
 			      "(%.0f %% once pinned); CCX %d had %.1f CPUs free", p->rule, to, waited * 100, home,
@@ -178,6 +220,8 @@ static void come_back(struct spills *s, struct placements *pl, const struct plac
 		return;
 	e->spilled = false;
 	e->strikes = 0;
+	e->quiet = e->next_quiet;
+	e->next_quiet = e->next_quiet * 2 > SPILL_QUIET_MAX ? SPILL_QUIET_MAX : e->next_quiet * 2;
 	s->stats.returns++;
 	placements_set_reason(pl, p, "rule %s: back on CCX %d alone, which has %.1f CPUs free again", p->rule, home,
 			      ccx[home].cpus - ccx[home].taken);
@@ -221,6 +265,8 @@ static void watch(struct spills *s, struct placements *pl, const struct config *
 		}
 		return;
 	}
+	if (!e->spilled && e->quiet > 0)
+		e->quiet--;
 	base = validator_median(e->alone_waits, e->n_alone);
 	need = validator_median(e->alone_cpu, e->n_alone);
 	if (!(ccx = ccxs_around(t, sample, e, home, used)))
@@ -233,11 +279,19 @@ static void watch(struct spills *s, struct placements *pl, const struct config *
 	free(ccx);
 }
 
-/* The watched program pid, or NULL. */
-static const struct spill *watched(const struct spills *s, pid_t pid) {
-	for (size_t i = 0; pid > 0 && i < s->n; i++)
-		if (s->v[i].pid == pid && s->v[i].seen)
-			return &s->v[i];
+/* The parent e was forked from, watched still, or NULL. It is known by pid
+ * and start time: the first time it is looked for, the watched program of
+ * that pid counts only if it started before e (a process that took the
+ * pid of a parent gone meanwhile started after). */
+static const struct spill *parent_of(const struct spills *s, struct spill *e) {
+	for (size_t i = 0; e->parent > 0 && i < s->n; i++) {
+		const struct spill *w = &s->v[i];
+		if (w->pid != e->parent || !w->seen)
+			continue;
+		if (!e->parent_start && w->start_time <= e->start_time)
+			e->parent_start = w->start_time;
+		return w->start_time == e->parent_start ? w : NULL;
+	}
 	return NULL;
 }
 
@@ -267,6 +321,7 @@ void spills_watch(struct spills *s, struct placements *pl, const struct config *
 		  const struct sampler_result *sample, unsigned window, uint64_t now_usec) {
 	size_t kept = 0;
 
+	s->spilled_now = 0;
 	for (size_t i = 0; i < s->n; i++)
 		s->v[i].seen = false;
 	for (const struct placement *p = placements_next(pl, NULL); p; p = placements_next(pl, p)) {
@@ -279,7 +334,7 @@ void spills_watch(struct spills *s, struct placements *pl, const struct config *
 	for (size_t i = 0; i < s->n; i++) {
 		struct spill *e = &s->v[i];
 		const struct placement *p = e->seen ? placements_get(pl, e->pid) : NULL;
-		const struct spill *parent = watched(s, e->parent);
+		const struct spill *parent = parent_of(s, e);
 		if (!p)
 			continue;
 		if (parent) {

@@ -96,6 +96,28 @@ for_others() {
 	mkdir -p "$WORK/others" && cp "$1" "$WORK/others/" && echo "$WORK/others/${1##*/}"
 }
 
+# cpuset_of CPUS: a cgroup cpuset of those CPUs (v1 or v2), removed with
+# its processes at exit, in $CG; confine PID puts a process in it. Returns 1
+# where no cpuset controller can be written.
+cpuset_of() {
+	CG=/sys/fs/cgroup/cpuset/ccxd-test-$$
+	if [ -w /sys/fs/cgroup/cpuset/tasks ] && mkdir "$CG" 2>/dev/null; then
+		ON_EXIT="$ON_EXIT; for t in \$(cat $CG/tasks 2>/dev/null); do kill -9 \$t; done; sleep 0.1; rmdir $CG"
+		echo "$1" > "$CG/cpuset.cpus"
+		echo 0 > "$CG/cpuset.mems"
+		CG_TASKS=$CG/tasks
+	elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
+	     mkdir "/sys/fs/cgroup/ccxd-test-$$" 2>/dev/null; then
+		CG=/sys/fs/cgroup/ccxd-test-$$
+		ON_EXIT="$ON_EXIT; for t in \$(cat $CG/cgroup.procs 2>/dev/null); do kill -9 \$t; done; sleep 0.1; rmdir $CG"
+		echo "$1" > "$CG/cpuset.cpus"
+		CG_TASKS=$CG/cgroup.procs
+	else
+		return 1
+	fi
+}
+confine() { echo "$1" > "$CG_TASKS"; }
+
 # quick_program NAME: a program that exits at once, as $WORK/NAME: ccxt-exec,
 # static and so quick to start. A sanitizer build's is neither (its runtime
 # maps gigabytes of shadow memory at each start: thousands of execs take

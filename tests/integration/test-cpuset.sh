@@ -1,22 +1,7 @@
 # A process confined to a cgroup cpuset is never given a CPU outside it.
 . "$(dirname "$0")/lib.sh"
 
-CG=/sys/fs/cgroup/cpuset/ccxd-test-$$
-if [ -w /sys/fs/cgroup/cpuset/tasks ] && mkdir "$CG" 2>/dev/null; then
-	ON_EXIT="for t in \$(cat $CG/tasks 2>/dev/null); do kill -9 \$t; done; sleep 0.1; rmdir $CG"
-	echo 0 > "$CG/cpuset.cpus"
-	echo 0 > "$CG/cpuset.mems"
-	confine() { echo "$1" > "$CG/tasks"; }
-elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
-     mkdir "/sys/fs/cgroup/ccxd-test-$$" 2>/dev/null; then
-	CG=/sys/fs/cgroup/ccxd-test-$$
-	ON_EXIT="for t in \$(cat $CG/cgroup.procs 2>/dev/null); do kill -9 \$t; done; sleep 0.1; rmdir $CG"
-	echo 0 > "$CG/cpuset.cpus"
-	confine() { echo "$1" > "$CG/cgroup.procs"; }
-else
-	echo "no writable cgroup cpuset controller (v1 or v2) here"
-	exit 77
-fi
+cpuset_of 0 || { echo "no writable cgroup cpuset controller (v1 or v2) here"; exit 77; }
 
 excluded=$(make_program ccxt-cpuset1)
 auto=$(make_program ccxt-cpusetA)

@@ -5,7 +5,8 @@
 #   2. spill = yes: the program may use CCX 0 as well while CCX 1 is
 #      crowded, and comes back to CCX 1 alone once it has room, with the
 #      reasons, the journal and the counters;
-#   3. a process it forks while spilled comes back with it.
+#   3. a process it forks while spilled comes back with it;
+#   4. a spill never widens a cgroup cpuset.
 # interval = 500ms only makes it quicker: the thresholds count samples.
 . "$(dirname "$0")/lib.sh"
 cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-hard"
@@ -83,6 +84,17 @@ hog
 check "crowded again, it spills again" wait_for 10 cpus_are "$P" 0-1
 sig KILL "$HOG"
 check "and comes back again" wait_for 10 cpus_are "$P" 1
+# Back twice, it waits twice as long (8 samples) before it may spill again:
+# crowded on and off, a program moves now and then, not at every turn.
+hog
+check "crowded at once again, it stays a while: its spills are spaced out" \
+	wait_for 5 sh -c "'$CCXCTL' --socket '$SOCK' --json status | jq -r '.processes[] | select(.pid == $P) | .reason' | grep -q 'stays a while longer, having come back lately'"
+check "and spills once that while is over" wait_for 10 cpus_are "$P" 0-1
+check "status counts three spills" quietly jq -e '.counters.spills == 3' <<EOF
+$(ctl --json status)
+EOF
+sig KILL "$HOG"
+check "and it comes back" wait_for 10 cpus_are "$P" 1
 sig KILL "$P"
 
 # 3. What a spilled program forks follows it back.
@@ -103,6 +115,24 @@ check "and so does the process it forked" wait_for 5 cpus_are "$C" 1
 r=$(reason "$C")
 echo "# the forked process: $r"
 check "whose reason says why" sh -c "echo '$r' | grep -qE '^rule ccxt-forks: back with ccxt-forks\\[$P\\], which it forked from: CPUs 1$'"
+
+# 4. A spill never widens a cgroup cpuset: a program whose cpuset holds its
+#    own CCX alone stays there, crowded or not, and nothing is counted.
+if cpuset_of 1; then
+	spawn "$WORK/ccxt-spills" spin
+	Q=$SPAWNED
+	confine "$Q"
+	check "a program confined to CPU 1 by its cpuset is pinned by its rule" wait_for 5 cpus_are "$Q" 1
+	sleep 2   # its first samples pinned: alone
+	spills=$(counter spills)
+	hog
+	check "crowded, it does not spill past its cpuset" wait_for 10 sh -c \
+		"'$CCXCTL' --socket '$SOCK' --json status | jq -r '.processes[] | select(.pid == $Q) | .reason' | grep -q 'and no other CCX had room: stays'"
+	check "and no spill is counted" [ "$(counter spills)" = "$spills" ]
+	sig KILL "$Q" "$HOG"
+else
+	echo "ok - a spill never widens a cgroup cpuset # SKIP no writable cgroup cpuset controller here"
+fi
 
 check "ccxd stops cleanly" stop_ccxd
 check "the program has its original affinity again" cpus_are "$P" 0-1
