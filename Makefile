@@ -94,8 +94,11 @@ PROBE_OBJ  := $(PROBE_SRC:.c=.o)
 DAEMON_OBJ := $(DAEMON_SRC:.c=.o)
 UNIT_SRC   := $(wildcard tests/unit/test-*.c)
 UNIT_BIN   := $(UNIT_SRC:.c=)
-HELPER_SRC := $(wildcard tools/helpers/*.c)
+HELPER_SRC := $(filter-out tools/helpers/ccxt-fuse.c,$(wildcard tools/helpers/*.c))
 HELPER_BIN := $(HELPER_SRC:.c=) tools/helpers/ccxt-exec-dynamic
+# A FUSE file system for the tests, built only where libfuse3 is (make
+# check installs it): building ccxd needs it not.
+FUSE_HELPER := $(if $(shell pkg-config --exists fuse3 && echo yes),tools/helpers/ccxt-fuse)
 
 PROGRAMS   := daemon/ccxd tools/ccxctl
 UNITS      := systemd/ccxd.service systemd/ccxd.socket
@@ -123,6 +126,9 @@ tools/ccxctl: tools/ccxctl.o tools/ccxctl-probe.o $(CCXCTL_PRINT) probe/libprobe
 
 tools/helpers/%: tools/helpers/%.o common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+tools/helpers/ccxt-fuse: tools/helpers/ccxt-fuse.c
+	$(CC) $(CFLAGS) $(shell pkg-config --cflags fuse3) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs fuse3)
 
 # Static, so that the program it execs starts within microseconds of its
 # execve: the exec-to-pin latency it measures is then ccxd's, not ld.so's.
@@ -173,7 +179,7 @@ HEADERS    := $(wildcard common/*.h probe/*.h $(addsuffix /*.h,$(DAEMON_DIRS)) t
 # timestamps, which a clock set back would fool.
 BUILD_FLAGS := $(CC) $(CFLAGS) $(LDFLAGS) $(SANITIZE)
 BUILT      := common/*.o probe/*.o $(addsuffix /*.o,$(DAEMON_DIRS)) tools/*.o tools/helpers/*.o tools/bench/*.o tests/unit/*.o \
-              common/libcommon.a probe/libprobe.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN) tools/bench/read-cost \
+              common/libcommon.a probe/libprobe.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN) tools/helpers/ccxt-fuse tools/bench/read-cost \
               tools/bench/traffic-cost
 .build-flags: FORCE
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || { rm -f $(BUILT); echo '$(BUILD_FLAGS)' > $@; }
@@ -236,7 +242,7 @@ run: all
 
 # Each fuzzer runs 30 s in make check (tests/fuzz/run, last), FUZZ_SECONDS to change it.
 # Without clang (tools/install-deps installs it) the fuzzers are skipped, not the check.
-check: all $(UNIT_BIN) $(if $(shell command -v $(FUZZ_CC)),fuzz-build)
+check: all $(UNIT_BIN) $(FUSE_HELPER) $(if $(shell command -v $(FUZZ_CC)),fuzz-build)
 	@FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),30) tests/run
 
 install: all

@@ -369,6 +369,17 @@ int procfs_read_exe_of(const char *root, const struct procfs_stat *st, char **re
 	return 0;
 }
 
+int procfs_read_uid(const char *root, pid_t pid, uid_t *ret) {
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/proc/%d", root, (int)pid);
+	if (stat(path, &st) < 0)
+		return vanished(-errno);
+	*ret = st.st_uid;
+	return 0;
+}
+
 int procfs_read_cmdline(const char *root, pid_t pid, size_t max, char **ret) {
 	char path[PATH_MAX], *buf;
 	ssize_t len;

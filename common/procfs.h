@@ -100,6 +100,9 @@ int procfs_read_exe(const char *root, pid_t pid, char **ret);
  * read may be the newcomer's) or is gone. */
 int procfs_read_exe_of(const char *root, const struct procfs_stat *st, char **ret);
 
+/* The owner of process pid: its /proc/PID directory's. */
+int procfs_read_uid(const char *root, pid_t pid, uid_t *ret);
+
 /* /proc/PID/cmdline with arguments joined by single spaces, malloc'd; at most
  * max bytes of it are read. "" for kernel threads and zombies. */
 int procfs_read_cmdline(const char *root, pid_t pid, size_t max, char **ret);

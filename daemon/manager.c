@@ -15,6 +15,7 @@
 
 #include "caps.h"
 #include "autoplace.h"
+#include "cmdlines.h"
 #include "control.h"
 #include "execs.h"
 #include "log.h"
@@ -49,6 +50,7 @@ struct manager {
 	struct topology *topology;
 	struct placements *placements;
 	struct ruler *ruler;
+	struct cmdlines *cmdlines; /* the command lines the rules need, read off the loop */
 	struct watcher *watcher;
 	struct execs *execs;       /* NULL: the proc connector tells of execs */
 	char execs_note[256];      /* why not, then */
@@ -91,6 +93,11 @@ static void update_subscription(struct manager *m, bool spreading) {
 static void evaluate(struct manager *m, pid_t pid, enum ruling_trigger trigger) {
 	if (ruler_evaluate(m->ruler, pid, trigger) > 0)
 		update_subscription(m, true);
+}
+
+/* A command line some rule needed is read: the decision it waited for. */
+static void on_cmdline(void *userdata, pid_t pid, int trigger) {
+	evaluate(userdata, pid, (enum ruling_trigger)trigger);
 }
 
 /* ---- process events --------------------------------------------------- */
@@ -522,6 +529,12 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 	st->scheduling.wait = ps.wait;
 	st->scheduling.note = ps.note;
 	st->scheduling.rttime_exceeded = ps.rttime_exceeded;
+	if (m->cmdlines) {
+		struct cmdlines_stats cs = cmdlines_stats(m->cmdlines);
+		st->cmdlines.read = cs.read;
+		st->cmdlines.refused = cs.refused;
+		st->cmdlines.blocked = cs.blocked;
+	}
 	status_states(st);
 	if (m->placements)
 		r = status_processes(m->placements, m->topology, st);
@@ -669,10 +682,13 @@ int manager_start(struct manager *m) {
 	if (r >= 0)
 		r = ruler_new(m->root, m->placements, &m->online, &m->ruler);
 	if (r >= 0)
+		r = cmdlines_new(m->event, m->root, on_cmdline, m, &m->cmdlines);
+	if (r >= 0)
 		r = spills_new(m->root, &m->spills);
 	if (r < 0)
 		return log_error_errno(r, "Failed to set up the table of placements: %m");
 	ruler_use(m->ruler, m->config, m->topology);
+	ruler_read_cmdlines_with(m->ruler, m->cmdlines);
 
 	r = autoplace_new(m->root, m->config->bpf, m->config->traffic, m->placements, &m->autoplace);
 	if (r < 0)
@@ -832,6 +848,7 @@ void manager_free(struct manager *m) {
 		free(m->socket_path);
 	}
 	ruler_free(m->ruler);
+	cmdlines_free(m->cmdlines);
 	placements_free(m->placements);
 	topology_free(m->topology);
 	config_free(m->config);

@@ -328,6 +328,18 @@ static json_object *execs_json(const struct ccxd_status *st) {
 	return e;
 }
 
+/* The command lines the rules needed: read off the loop, how many, and
+ * how many reads block (another user's process that will not let its
+ * arguments be read). */
+static json_object *cmdlines_json(const struct ccxd_status *st) {
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "read", u64(st->cmdlines.read));
+	json_object_object_add(o, "refused", u64(st->cmdlines.refused));
+	json_object_object_add(o, "blocked", u64(st->cmdlines.blocked));
+	return o;
+}
+
 /* ccxd's own scheduling: how soon it can pin at an exec. */
 static json_object *scheduling_json(const struct ccxd_status *st) {
 	json_object *o = json_object_new_object();
@@ -360,6 +372,7 @@ static void get_status(void *userdata, struct control_call *call) {
 	json_object_object_add(o, "started_usec", u64(st.started_usec));
 	json_object_object_add(o, "bpf_capabilities", json_object_new_string(st.bpf_capabilities));
 	json_object_object_add(o, "scheduling", scheduling_json(&st));
+	json_object_object_add(o, "cmdlines", cmdlines_json(&st));
 
 	json_object_object_add(w, "source", json_object_new_string(st.watcher_source));
 	json_object_object_add(w, "note", st.watcher_note ? json_object_new_string(st.watcher_note) : NULL);

@@ -14,8 +14,6 @@
 #include "procfs.h"
 #include "util.h"
 
-/* Longest command line read for cmdline = globs. */
-#define CMDLINE_MAX 4096
 /* The journal's line for each pin: at most this many in this long, then one
  * that sums up the rest (any user can exec a program a rule names). */
 #define PIN_LINES_BURST 10
@@ -27,6 +25,7 @@ struct ruler {
 	cpu_set_t online;
 	const struct config *config;
 	const struct topology *topology;
+	struct cmdlines *cmdlines;  /* NULL: command lines read at once */
 	struct log_ratelimit pin_lines;
 	char last_held_rule[64];   /* the rule of the last pin held back, for the sum */
 };
@@ -42,6 +41,10 @@ int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, 
 	r->pin_lines = (struct log_ratelimit){ .interval_usec = PIN_LINES_INTERVAL_USEC, .burst = PIN_LINES_BURST };
 	*ret = r;
 	return 0;
+}
+
+void ruler_read_cmdlines_with(struct ruler *r, struct cmdlines *c) {
+	r->cmdlines = c;
 }
 
 void ruler_free(struct ruler *r) {
@@ -94,6 +97,8 @@ static int allowed_cpus(const struct ruler *r, pid_t pid, cpu_set_t *ret) {
  * only what some rule asked for besides. */
 struct facts {
 	struct rule_identity id;
+	enum ruling_trigger trigger; /* what the decision is for: the tag of a command line read later */
+	bool pending;             /* a command line some rule needs is being read */
 	char *exe, *cmdline, *cgroup;
 	struct procfs_stat stats[RULE_ANCESTORS_MAX];     /* the ancestors' */
 	char *exes[RULE_ANCESTORS_MAX];                   /* with RULE_NEED_ANCESTOR_EXE */
@@ -102,8 +107,10 @@ struct facts {
 
 /* Only what is read is cleared: the arrays are filled as far as they are read
  * (a scan decides every process on the machine). */
-static void facts_init(struct facts *f) {
+static void facts_init(struct facts *f, enum ruling_trigger trigger) {
 	f->id = (struct rule_identity){ .comm = NULL };
+	f->trigger = trigger;
+	f->pending = false;
 	f->exe = f->cmdline = f->cgroup = NULL;
 }
 
@@ -117,12 +124,29 @@ static void facts_done(struct facts *f) {
 
 /* Kernel threads and other users' processes may refuse: an empty string then
  * matches no glob but "*". */
-static void read_exe_and_cmdline(const struct ruler *r, pid_t pid, struct facts *f) {
+static void read_exe(const struct ruler *r, pid_t pid, struct facts *f) {
 	if (procfs_read_exe(r->root, pid, &f->exe) < 0)
 		f->exe = NULL;
-	if (procfs_read_cmdline(r->root, pid, CMDLINE_MAX, &f->cmdline) < 0)
-		f->cmdline = NULL;
 	f->id.exe = f->exe ? f->exe : "";
+}
+
+/* Through the readers off the loop where there are: a read under way
+ * leaves the decision pending. Unreadable (refused, gone, or its user's
+ * reads blocking) is the empty string. */
+static void read_cmdline(const struct ruler *r, const struct procfs_stat *st, struct facts *f) {
+	uid_t uid;
+	int e;
+
+	if (!r->cmdlines)
+		e = procfs_read_cmdline(r->root, st->pid, CMDLINES_MAX, &f->cmdline);
+	else if ((e = procfs_read_uid(r->root, st->pid, &uid)) >= 0)
+		e = cmdlines_get(r->cmdlines, st->pid, st->start_time, uid, (int)f->trigger, &f->cmdline);
+	if (e == -EINPROGRESS) {
+		f->pending = true;
+		return;
+	}
+	if (e < 0)
+		f->cmdline = NULL;
 	f->id.cmdline = f->cmdline ? f->cmdline : "";
 }
 
@@ -159,8 +183,11 @@ static void read_ancestor_exes(const struct ruler *r, struct facts *f) {
 static void gather(const struct ruler *r, const struct procfs_stat *st, unsigned need, struct facts *f) {
 	unsigned read = f->id.read;
 
-	if ((need & (RULE_NEED_EXE | RULE_NEED_CMDLINE)) && !f->id.exe)
-		read_exe_and_cmdline(r, st->pid, f);
+	/* The exe first: a rule whose exe glob it fails needs no command line. */
+	if ((need & RULE_NEED_EXE) && !f->id.exe)
+		read_exe(r, st->pid, f);
+	else if ((need & RULE_NEED_CMDLINE) && !f->id.cmdline)
+		read_cmdline(r, st, f);
 	if ((need & RULE_NEED_ANCESTORS) && !(read & RULE_NEED_ANCESTORS)) {
 		read_ancestors(r, st, RULE_ANCESTORS_MAX, f);
 		read |= RULE_NEED_ANCESTORS | RULE_NEED_PARENT;
@@ -192,7 +219,7 @@ static const struct rule *match_rule(const struct ruler *r, const struct procfs_
 
 	f->id.comm = st->comm;
 	rule = rules_match(c->rules, c->n_rules, &f->id, &need);
-	for (int round = 0; !rule && need && round < 6; round++) {
+	for (int round = 0; !rule && need && !f->pending && round < 7; round++) {
 		gather(r, st, need, f);
 		rule = rules_match(c->rules, c->n_rules, &f->id, &need);
 	}
@@ -356,7 +383,7 @@ static int evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 	case RULING_DECIDE:
 		break;
 	}
-	facts_init(&facts);
+	facts_init(&facts, trigger);
 	rule = match_rule(r, &st, &facts);
 	if (rule) {
 		char matched[128];
@@ -367,7 +394,8 @@ static int evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 	}
 	facts_done(&facts);
 	/* A placement follows the process and its descendants through exec
-	 * until a rule says otherwise. */
+	 * until a rule says otherwise (and while a command line is read for
+	 * one: decided again once it is there). */
 	if (!ruler_owns(p) && (trigger == RULING_SCAN || trigger == RULING_EXEC))
 		placements_adopt_if_inherited(r->placements, &st);
 	return 0;

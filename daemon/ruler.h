@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cmdlines.h"
 #include "config.h"
 #include "ledger.h"
 #include "placements.h"
@@ -18,6 +19,12 @@ struct ruler;
 
 int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, struct ruler **ret);
 void ruler_free(struct ruler *r);
+
+/* Command lines are read through c, off the event loop: a decision that
+ * needs one not read yet waits for it, and c's ready callback calls
+ * ruler_evaluate() again with the trigger as the tag. Without (NULL, the
+ * default), they are read at once. */
+void ruler_read_cmdlines_with(struct ruler *r, struct cmdlines *c);
 
 /* The config and topology to decide by, until the next call. */
 void ruler_use(struct ruler *r, const struct config *c, const struct topology *t);

@@ -141,6 +141,10 @@ struct ccxd_status {
 	} execs;                          /* the exec programs' (execs_stats()) */
 	uint64_t events, lost_events, rescans, reloads, reload_failures;
 	uint64_t spills, spill_returns;  /* rules' programs spilled to another CCX, and back (spills.h) */
+	struct {
+		uint64_t read, refused;
+		unsigned blocked;
+	} cmdlines;                       /* the command lines the rules needed (cmdlines_stats()) */
 	struct latencies_summary exec_pins;   /* the last pins at exec, from the kernel's event */
 	struct {
 		uint64_t pins, restores, pin_failures, readopted;
