@@ -232,6 +232,13 @@ static size_t plan_order(const struct autoplace *a, const struct autoplace_group
 	size_t n_allowed = o->n_seatings ? o->n_seatings : SEATINGS_DEFAULT_N, n = 0;
 	enum seating first = learned_seating(a->learned, g->programs);
 
+	/* Several users' processes: no narrower seat than their CCX, which
+	 * bounds what one user's traffic can make of another's process. */
+	if (g->users == GROUPS_USERS_ANSWER) {
+		order[0] = SEATING_CCX;
+		return 1;
+	}
+
 	for (size_t i = 0; i < n_allowed && first != _SEATING_MAX; i++)
 		if (allowed[i] == first)
 			order[n++] = first;   /* only if still allowed */
@@ -658,6 +665,22 @@ static bool any_ruled(const struct autoplace *a, const struct group *grp) {
 	return false;
 }
 
+/* Whose processes g holds, read now: a member whose owner cannot be read
+ * (it ended) counts as a user of its own. */
+static enum groups_users users_of(const struct autoplace *a, const struct autoplace_group *g) {
+	uid_t *uids = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*uids));
+	enum groups_users u;
+
+	if (!uids)
+		return GROUPS_ONE_SIDED;
+	for (size_t k = 0; k < g->group.n_pids; k++)
+		if (procfs_read_uid(a->root, g->group.pids[k], &uids[k]) < 0)
+			uids[k] = (uid_t)-1;
+	u = groups_users(&g->group, a->sample, uids);
+	free(uids);
+	return u;
+}
+
 static void dry_run(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 		    const struct autoplace_options *o) {
 	struct room_view v = room_of(a, t);
@@ -736,8 +759,15 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 			g->ccx = -1;
 			continue;
 		}
+		g->users = users_of(a, g);
+		if (g->users == GROUPS_WITH_ROOT || g->users == GROUPS_ONE_SIDED) {
+			release(a, g);
+			g->x.state = EXPERIMENT_OTHER_USERS;
+			g->ccx = -1;
+			continue;
+		}
 		if (g->x.state == EXPERIMENT_BY_RULE || g->x.state == EXPERIMENT_BY_KERNEL ||
-		    g->x.state == EXPERIMENT_DRY_RUN) {
+		    g->x.state == EXPERIMENT_OTHER_USERS || g->x.state == EXPERIMENT_DRY_RUN) {
 			g->x.state = EXPERIMENT_MEASURING;
 			g->x.n_before = 0;
 		}
@@ -759,7 +789,7 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 		struct autoplace_group *g = &a->groups[i];
 		struct reasons_group words = { .x = &g->x, .seen = g->seen, .quiet = g->quiet, .ccx = g->ccx,
 					       .demand = g->group.demand,
-					       .crowding = g->crowding[0] ? g->crowding : NULL };
+					       .crowding = g->crowding[0] ? g->crowding : NULL, .users = g->users };
 		reasons_of_group(&words, placer_largest_ccx(t), o.window, AUTOPLACE_RELEASE_AFTER, g->reason,
 				 sizeof(g->reason));
 	}

@@ -58,6 +58,7 @@ struct autoplace_group {
 	unsigned strikes;          /* kept: crowded samples in a row (crowding.h) */
 	uint64_t kept_pids;        /* kept: which processes it was kept as (a signature of its pids) */
 	bool thinned;              /* kept, and its calls counted one in 16 (sampler_thin()) */
+	enum groups_users users;   /* whose processes it holds, at the last sample */
 	char crowding[160];        /* why it last moved, or was put back, for its CCX was crowded */
 	char reason[256];          /* its state, why, in words for a person */
 };

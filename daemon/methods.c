@@ -206,6 +206,7 @@ static json_object *group_json(const struct status_group *g, const struct sample
 	json_object_object_add(o, "id", json_object_new_int(g->id));
 	json_object_object_add(o, "pids", pids);
 	json_object_object_add(o, "programs", programs_json(g->programs, paths));
+	json_object_object_add(o, "users", json_object_new_string(g->users ? g->users : "one"));
 	json_object_object_add(o, "state", json_object_new_string(g->state));
 	json_object_object_add(o, "reason", json_object_new_string(g->reason));
 	json_object_object_add(o, "seen", json_object_new_boolean(g->seen));

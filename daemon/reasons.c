@@ -59,6 +59,14 @@ void reasons_of_group(const struct reasons_group *g, double largest_ccx, unsigne
 		snprintf(r, size, "one process's threads: the kernel's cache-aware balancing (llc_balancing) keeps "
 				  "them on one LLC and moves them when it is crowded, so they are left to it");
 		break;
+	case EXPERIMENT_OTHER_USERS:
+		snprintf(r, size, "%s",
+			 g->users == GROUPS_WITH_ROOT
+				 ? "its members are root's and other users': root's processes move with other users' "
+				   "by a rule alone, not on what others send them"
+				 : "its members are several users', and not each sent to another's: one party's traffic "
+				   "alone does not move another's processes");
+		break;
 	case EXPERIMENT_NO_RATE:
 		snprintf(r, size, "moves no bytes by which to tell whether a move helps: not moved");
 		break;

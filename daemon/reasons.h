@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "experiment.h"
+#include "groups.h"
 
 /* What the words are made of: the few things the automatic policy knows of
  * a group that its state's reason names. */
@@ -17,6 +18,7 @@ struct reasons_group {
 	int ccx;                      /* decided CCX, -1 if none */
 	double demand;                /* the CPUs it needs (groups.h) */
 	const char *crowding;         /* why it last moved, or was put back, off a crowded CCX; NULL */
+	enum groups_users users;      /* whose processes it holds */
 };
 
 /* g's reason into r (size bytes): largest_ccx is the CPUs of the largest

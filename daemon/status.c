@@ -79,6 +79,7 @@ static void status_group_of(const struct autoplace_group *g, struct status_group
 		.channels = g->group.channels,
 		.n_channels = g->group.n_channels,
 		.programs = g->programs,
+		.users = groups_users_to_string(g->users),
 		.state = experiment_state_to_string(x->state),
 		.reason = g->reason,
 		.seen = g->seen,

@@ -23,7 +23,7 @@
 /* The most states a table of states has. */
 #define STATUS_STATES_MAX 16
 /* The ways there are to seat a group (placer.h's enum seating). */
-#define STATUS_SEATINGS 3
+#define STATUS_SEATINGS 4
 
 /* A process a rule or a hand placed, or that a rule names. */
 struct status_process {
@@ -76,6 +76,7 @@ struct status_group {
 	const size_t *channels;   /* indexes into the sample's channels */
 	size_t n_channels;
 	const char *programs;     /* its members' executables; NULL when not known */
+	const char *users;        /* groups_users_to_string() */
 	const char *state;        /* experiment_state_to_string() */
 	const char *reason;
 	bool seen;                /* in the last sample */

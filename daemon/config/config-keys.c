@@ -363,7 +363,7 @@ static int parse_seating(struct assignment *a, const char *w, const enum seating
 		if (strcmp(w, seating_to_string((enum seating)s)) == 0)
 			found = s;
 	if (found < 0)
-		return reject(a, "invalid value '%s' for %s (expected one-per-core, smt-siblings, shared-cpu)", w,
+		return reject(a, "invalid value '%s' for %s (expected one-per-core, smt-siblings, shared-cpu, whole-ccx)", w,
 			      a->key);
 	for (size_t i = 0; i < n; i++)
 		if (list[i] == (enum seating)found)
@@ -389,7 +389,7 @@ static int set_seatings(struct assignment *a) {
 	}
 	free(copy);
 	if (n == 0)
-		return reject(a, "empty value for %s (expected one-per-core, smt-siblings, shared-cpu)", a->key);
+		return reject(a, "empty value for %s (expected one-per-core, smt-siblings, shared-cpu, whole-ccx)", a->key);
 	memcpy(a->config->seatings, list, n * sizeof(*list));
 	a->config->n_seatings = n;
 	return 0;

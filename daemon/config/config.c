@@ -5,6 +5,7 @@
 #include "groups.h"
 #include "log.h"
 #include "regfile.h"
+#include "seatings.h"
 #include "util.h"
 #include "validator.h"
 
@@ -743,8 +744,10 @@ struct config *config_new_default(void) {
 	c->crowded_wait = CROWDING_DEFAULT_WAIT;
 	c->crowded_samples = CROWDING_DEFAULT_SAMPLES;
 	c->recheck_usec = 5 * 60 * 1000000ULL;
-	for (int i = 0; i < _SEATING_MAX; i++)
-		c->seatings[c->n_seatings++] = (enum seating)i;
+	/* whole-ccx is for groups of several users' processes, or where a
+	 * config asks for it. */
+	for (size_t i = 0; i < SEATINGS_DEFAULT_N; i++)
+		c->seatings[c->n_seatings++] = seatings_default[i];
 	if (!c->socket || !c->topology || !c->state_dir || !c->runtime_dir) {
 		config_free(c);
 		return NULL;

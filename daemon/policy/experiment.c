@@ -27,6 +27,7 @@ static const char *const state_names[] = {
 	[EXPERIMENT_NO_RATE] = "no-rate",
 	[EXPERIMENT_BY_KERNEL] = "by-kernel",
 	[EXPERIMENT_CROWDED] = "crowded",
+	[EXPERIMENT_OTHER_USERS] = "other-users",
 };
 
 /* "unknown" past the end: status.c lists the states up to that name. */

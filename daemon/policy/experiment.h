@@ -49,6 +49,8 @@ enum experiment_state {
 	EXPERIMENT_BY_KERNEL,      /* one process's threads, which the kernel's cache-aware balancing keeps */
 	EXPERIMENT_CROWDED,        /* its CCX grew crowded and no other had room: originals back; tried
 				    * again later */
+	EXPERIMENT_OTHER_USERS,    /* several users' processes, root's among them or not each
+				    * sending to another's (groups_users()): not moved */
 };
 
 struct experiment_trial {

@@ -441,3 +441,59 @@ out:
 	*n_ret = n_cut;
 	return 0;
 }
+
+static long member_index(const struct group *g, pid_t pid) {
+	const pid_t *at = bsearch(&pid, g->pids, g->n_pids, sizeof(pid_t), util_compare_pid);
+
+	return at ? at - g->pids : -1;
+}
+
+enum groups_users groups_users(const struct group *g, const struct sampler_result *sample, const uid_t *uids) {
+	bool several = false, root = false, *sent;
+	enum groups_users verdict = GROUPS_USERS_ANSWER;
+
+	for (size_t k = 0; k < g->n_pids; k++) {
+		several = several || uids[k] != uids[0];
+		root = root || uids[k] == 0;
+	}
+	if (!several)
+		return GROUPS_ONE_USER;
+	if (root)
+		return GROUPS_WITH_ROOT;
+	sent = calloc(g->n_pids, sizeof(*sent));
+	if (!sent)
+		return GROUPS_ONE_SIDED;
+	for (size_t c = 0; c < g->n_channels; c++) {
+		const struct sampler_channel *ch = &sample->channels[g->channels[c]];
+		long from = member_index(g, ch->from), to = member_index(g, ch->to);
+
+		if (from < 0 || to < 0 || uids[from] == uids[to])
+			continue;
+		/* A pipe's writer, and a counted channel's sender(s), are
+		 * known; an estimated socket's are not. */
+		if (ch->kind == CHANNEL_PIPE || ch->exact)
+			sent[from] = true;
+		if (ch->exact && ch->both)
+			sent[to] = true;
+	}
+	/* Each user, through one of their processes at least. */
+	for (size_t k = 0; k < g->n_pids && verdict == GROUPS_USERS_ANSWER; k++) {
+		bool theirs = false;
+		for (size_t j = 0; j < g->n_pids && !theirs; j++)
+			theirs = uids[j] == uids[k] && sent[j];
+		if (!theirs)
+			verdict = GROUPS_ONE_SIDED;
+	}
+	free(sent);
+	return verdict;
+}
+
+const char *groups_users_to_string(enum groups_users u) {
+	static const char *const names[] = {
+		[GROUPS_ONE_USER] = "one",
+		[GROUPS_USERS_ANSWER] = "several",
+		[GROUPS_ONE_SIDED] = "one-sided",
+		[GROUPS_WITH_ROOT] = "with-root",
+	};
+	return NAME_OF(names, u);
+}

@@ -104,6 +104,27 @@ int groups_cut(const struct sampler_result *sample, const struct groups_limits *
  * not do is put separate processes together, and that stays ccxd's. */
 bool groups_for_the_kernel(const struct group *g, int llc_balancing);
 
+/* Whose processes g holds, and what any user's traffic may do with the
+ * others' (docs/design.md, SECURITY.md): any user can talk to another's
+ * process (a service on loopback, D-Bus, journald's stream) and so join
+ * it to a group of theirs. */
+enum groups_users {
+	GROUPS_ONE_USER,           /* one user's: seated as the policy finds best */
+	GROUPS_USERS_ANSWER,       /* several users', each of whom sent to another's over the
+				    * group's channels: seated on a whole CCX at most */
+	GROUPS_ONE_SIDED,          /* several users', one of whom sent nothing (or nothing
+				    * known) to the others: not moved on one party's say */
+	GROUPS_WITH_ROOT,          /* root's and others': root's processes move with other
+				    * users' only by a rule */
+};
+
+/* uids[k] owns g->pids[k] ((uid_t)-1 where it is not known, a user of its
+ * own). The channels are g's, in sample: a pipe says who wrote, a counted
+ * channel who sent (both ways where it says so); an estimated socket says
+ * nothing of who sent. */
+enum groups_users groups_users(const struct group *g, const struct sampler_result *sample, const uid_t *uids);
+const char *groups_users_to_string(enum groups_users u);
+
 /* Which processes g is, in one number: its sorted pids, hashed (FNV-1a). */
 uint64_t groups_signature(const struct group *g);
 

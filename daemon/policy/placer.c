@@ -266,6 +266,7 @@ static const char *const seating_names[_SEATING_MAX] = {
 	[SEATING_CORES] = "one-per-core",
 	[SEATING_SMT] = "smt-siblings",
 	[SEATING_SHARED] = "shared-cpu",
+	[SEATING_CCX] = "whole-ccx",
 };
 
 const char *seating_to_string(enum seating s) {
@@ -378,6 +379,13 @@ static int seat_on(const unsigned *order, size_t n_order, const struct topology_
 			CPU_ZERO(&member_cpus[i]);
 			CPU_SET((size_t)cpu, &member_cpus[i]);
 		}
+		return 0;
+	case SEATING_CCX:
+		/* The kernel balances them there: no core is theirs alone. */
+		if (ccx->n_pus == 0)
+			return -ENOSPC;
+		for (size_t i = 0; i < n; i++)
+			member_cpus[i] = ccx->cpus;
 		return 0;
 	default:
 		return -EINVAL;

@@ -77,6 +77,8 @@ enum seating {
 	SEATING_CORES,             /* each member on a physical core of its own */
 	SEATING_SMT,               /* the members on SMT siblings of one core */
 	SEATING_SHARED,            /* all members on one shared CPU */
+	SEATING_CCX,               /* each member on the whole CCX: the one seating for a group of
+				    * several users' processes (groups_users()) */
 	_SEATING_MAX,
 };
 

@@ -11,6 +11,7 @@ static const int seating_relation[_SEATING_MAX] = {
 	[SEATING_CORES] = PROBE_SAME_CCX,
 	[SEATING_SMT] = PROBE_SMT,
 	[SEATING_SHARED] = PROBE_SAME_CPU,
+	[SEATING_CCX] = PROBE_SAME_CCX,
 };
 
 static bool figure_beats(const struct seatings_figure *a, const struct seatings_figure *b) {

@@ -610,12 +610,12 @@ static void rejects_bad_automatic_policy_values(void) {
 		     "3: invalid value '-5%' for min_gain (expected a gain such as 5% or 0.05, at most 1000%)",
 		     "4: duplicate key 'min_gain' (first at line 3)",
 		     "5: invalid value '9' for window (expected a number of samples, 1 to 8)",
-		     "6: invalid value 'spread' for seatings (expected one-per-core, smt-siblings, shared-cpu)",
+		     "6: invalid value 'spread' for seatings (expected one-per-core, smt-siblings, shared-cpu, whole-ccx)",
 		     "8: duplicate [daemon] section (first at line 1)",
 		     "9: seatings lists shared-cpu twice",
 		     "10: invalid value '0' for window (expected a number of samples, 1 to 8)", NULL);
 	check_errors("[daemon]\nseatings = ,\n",
-		     "2: empty value for seatings (expected one-per-core, smt-siblings, shared-cpu)", NULL);
+		     "2: empty value for seatings (expected one-per-core, smt-siblings, shared-cpu, whole-ccx)", NULL);
 }
 
 static void rejects_unknown_program_key(void) {

@@ -539,6 +539,53 @@ static void a_signature_names_the_processes(void) {
 	CHECK(groups_signature(&x) != groups_signature(&w));
 }
 
+/* Whose processes a group holds: one user's; root's with others'; several
+ * users' each of whom sent to another's; or a stream one party alone sent
+ * (or a socket whose sender is not known). */
+static void whose_processes_and_who_sent(void) {
+	pid_t pids[] = { 10, 20, 30 };
+	size_t ch[] = { 0, 1 };
+	struct sampler_channel channels[2];
+	struct sampler_result s = { .channels = channels, .n_channels = 2 };
+	struct group g = { .pids = pids, .n_pids = 2, .channels = ch, .n_channels = 1 };
+	uid_t one[] = { 1000, 1000, 1000 }, root[] = { 65534, 0, 65534 }, two[] = { 65534, 1, 1 };
+
+	/* 10 asks, 20 answers: a counted channel that went both ways. */
+	channels[0] = (struct sampler_channel){ .kind = CHANNEL_TCP, .from = 10, .to = 20, .bytes_per_s = 1e6,
+						.exact = true, .both = true };
+	CHECK_INT(groups_users(&g, &s, one), GROUPS_ONE_USER);
+	CHECK_INT(groups_users(&g, &s, root), GROUPS_WITH_ROOT);
+	CHECK_INT(groups_users(&g, &s, two), GROUPS_USERS_ANSWER);
+	/* One way only: nobody's stream into another user's process. */
+	channels[0].both = false;
+	CHECK_INT(groups_users(&g, &s, two), GROUPS_ONE_SIDED);
+	/* An estimated socket does not say who sent. */
+	channels[0].exact = false;
+	channels[0].kind = CHANNEL_UNIX;
+	CHECK_INT(groups_users(&g, &s, two), GROUPS_ONE_SIDED);
+	/* Pipes do, one each way. */
+	channels[0] = (struct sampler_channel){ .kind = CHANNEL_PIPE, .from = 10, .to = 20, .bytes_per_s = 1e6 };
+	channels[1] = (struct sampler_channel){ .kind = CHANNEL_PIPE, .from = 20, .to = 10, .bytes_per_s = 1e6 };
+	g.n_channels = 2;
+	CHECK_INT(groups_users(&g, &s, two), GROUPS_USERS_ANSWER);
+	/* A user's processes answer through any of them; a channel between one
+	 * user's own says nothing of the other. */
+	g.n_pids = 3;
+	channels[1] = (struct sampler_channel){ .kind = CHANNEL_PIPE, .from = 30, .to = 20, .bytes_per_s = 1e6 };
+	CHECK_INT(groups_users(&g, &s, two), GROUPS_ONE_SIDED);
+	channels[1] = (struct sampler_channel){ .kind = CHANNEL_PIPE, .from = 30, .to = 10, .bytes_per_s = 1e6 };
+	CHECK_INT(groups_users(&g, &s, two), GROUPS_USERS_ANSWER);
+	/* A process whose owner is not known is a user of its own, who must
+	 * answer too. */
+	two[2] = (uid_t)-1;
+	CHECK_INT(groups_users(&g, &s, two), GROUPS_ONE_SIDED);   /* 20's user sent nothing */
+	channels[0] = (struct sampler_channel){ .kind = CHANNEL_PIPE, .from = 20, .to = 30, .bytes_per_s = 1e6 };
+	CHECK_INT(groups_users(&g, &s, two), GROUPS_ONE_SIDED);   /* now 10 (nobody) sent nothing */
+	channels[1] = (struct sampler_channel){ .kind = CHANNEL_TCP, .from = 30, .to = 10, .bytes_per_s = 1e6,
+						.exact = true, .both = true };
+	CHECK_INT(groups_users(&g, &s, two), GROUPS_USERS_ANSWER);
+}
+
 TEST_MAIN(T(a_process_with_busy_threads_is_a_group_of_them), T(busy_threads_count_in_a_pipelines_demand),
 	  T(a_pipeline_larger_than_a_ccx_is_cut_at_its_weakest_link), T(cuts_go_on_until_every_piece_fits),
 	  T(what_fits_is_never_cut), T(one_process_too_large_for_any_ccx_stays_whole),
@@ -549,4 +596,4 @@ TEST_MAIN(T(a_process_with_busy_threads_is_a_group_of_them), T(busy_threads_coun
 	  T(one_process_threads_are_the_kernels_where_it_balances_by_cache),
 	  T(a_pair_that_takes_turns_needs_one_cpu), T(pairs_that_run_at_once_add_up),
 	  T(a_pair_seated_on_one_cpu_still_takes_turns), T(a_busy_kept_pair_is_thinned),
-	  T(a_signature_names_the_processes))
+	  T(a_signature_names_the_processes), T(whose_processes_and_who_sent))

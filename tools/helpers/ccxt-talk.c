@@ -13,7 +13,11 @@
  * writer of a pingpong pair (two pipes) makes it two busy processes: it
  * streams its messages without waiting for replies, and both burn
  * BUSY_US of CPU time per message, which two CPUs run twice as fast as
- * one. For tests of what ccxd finds and does. */
+ * one. For tests of what ccxd finds and does.
+ *
+ * Run as root, the two ends may be other users': CCXT_TALK_UID the
+ * writer's (a pingpong pair's client, which asks), CCXT_TALK_PEER_UID the
+ * reader's (the one that answers), each taken once the connection is made. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -22,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -104,6 +109,20 @@ static int connect_pair(const char *kind, int fds[2]) {
 	return fds[1] < 0 ? -1 : 0;
 }
 
+/* Becomes the user the variable names, if any; exits if it cannot. */
+static void become(const char *variable) {
+	const char *v = getenv(variable);
+	uid_t uid;
+
+	if (!v || !*v)
+		return;
+	uid = (uid_t)atol(v);
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0) {
+		perror("ccxt-talk: cannot become that user");
+		_exit(1);
+	}
+}
+
 #define PING 4096
 #define PING_UNIX 64
 
@@ -136,6 +155,7 @@ static int pingpong(double seconds, const char *kind) {
 	}
 	peer = fork();
 	if (peer == 0) {
+		become("CCXT_TALK_PEER_UID");
 		close(there[1]);
 		close(back[0]);
 		while (read(there[0], buf, size) > 0) {
@@ -149,6 +169,7 @@ static int pingpong(double seconds, const char *kind) {
 		}
 		_exit(0);
 	}
+	become("CCXT_TALK_UID");
 	close(there[0]);
 	close(back[1]);
 	printf("%d %d\n", (int)getpid(), (int)peer);
@@ -196,6 +217,7 @@ int main(int argc, char **argv) {
 	if (reader == 0) {
 		size_t got = 0;
 		ssize_t n;
+		become("CCXT_TALK_PEER_UID");
 		close(fds[0]);
 		while ((n = read(fds[1], buf, sizeof(buf))) > 0) {
 			got += (size_t)n;
@@ -206,6 +228,7 @@ int main(int argc, char **argv) {
 		}
 		_exit(0);
 	}
+	become("CCXT_TALK_UID");
 	close(fds[1]);
 	printf("%d %d\n", (int)getpid(), (int)reader);
 	fflush(stdout);
