@@ -101,7 +101,7 @@ HELPER_BIN := $(HELPER_SRC:.c=) tools/helpers/ccxt-exec-dynamic
 FUSE_HELPER := $(if $(shell pkg-config --exists fuse3 && echo yes),tools/helpers/ccxt-fuse)
 
 PROGRAMS   := daemon/ccxd tools/ccxctl
-UNITS      := systemd/ccxd.service systemd/ccxd.socket
+UNITS      := systemd/ccxd.service systemd/ccxd.socket systemd/ccxd-restore.service
 MAN_PAGES  := man/ccxctl.1 man/ccxd.conf.5 man/ccxd.8
 COMPLETIONS := completion/ccxctl completion/ccxd
 

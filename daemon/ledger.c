@@ -1,6 +1,7 @@
 #include "ledger.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 
 #include "atomicfile.h"
 #include "cpulist.h"
+#include "regfile.h"
 #include "util.h"
 
 /* The file is ccxd's own, but a broken one must not make ccxd run wild:
@@ -187,39 +189,105 @@ int ledger_write(const char *dir, const char *text) {
 	return r < 0 ? r : atomicfile_write(path, text, 0600, false);
 }
 
-int ledger_read(const char *dir, struct ledger_entry **ret, size_t *n, char **error) {
-	char path[PATH_MAX], *text;
-	FILE *f;
-	long size;
+int ledger_log_line(const struct ledger_entry *e, char *buf, size_t size) {
+	char original[CPULIST_MAX], cpus[CPULIST_MAX];
+	int len = snprintf(buf, size, "%d %" PRIu64 " %s %s\n", (int)e->pid, e->start_time,
+			   cpulist_format(&e->original, original, sizeof(original)),
+			   cpulist_format(&e->cpus, cpus, sizeof(cpus)));
+
+	return len < 0 || (size_t)len >= size ? -ENOBUFS : len;
+}
+
+/* One line of the log, strictly: four fields, nothing after. */
+_Static_assert(CPULIST_MAX == 4096, "the field widths below");
+static bool parse_log_line(const char *line, struct ledger_entry *ret) {
+	char original[CPULIST_MAX], cpus[CPULIST_MAX], end;
+	long long pid;
+	unsigned long long start;
+
+	if (sscanf(line, "%lld %llu %4095s %4095s %c", &pid, &start,
+		   original, cpus, &end) != 4 || pid <= 0 || pid > INT_MAX)
+		return false;
+	*ret = (struct ledger_entry){ .pid = (pid_t)pid, .start_time = start, .owner = LEDGER_AUTO };
+	return cpulist_parse(original, &ret->original) == 0 && cpulist_parse(cpus, &ret->cpus) == 0 &&
+	       CPU_COUNT(&ret->original) > 0 && CPU_COUNT(&ret->cpus) > 0;
+}
+
+int ledger_apply_log(const char *text, struct ledger_entry **e, size_t *n) {
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n');
+		char buf[2 * CPULIST_MAX + 64];
+		struct ledger_entry x, *grown;
+		size_t len = nl ? (size_t)(nl - line) : strlen(line), i;
+
+		if (!nl || len >= sizeof(buf))
+			break;   /* cut short by a crash, or not a line of ours */
+		memcpy(buf, line, len);
+		buf[len] = '\0';
+		if (!parse_log_line(buf, &x))
+			break;
+		for (i = 0; i < *n; i++)
+			if ((*e)[i].pid == x.pid && (*e)[i].start_time == x.start_time)
+				break;
+		if (i < *n) {
+			(*e)[i].cpus = x.cpus;
+		} else {
+			grown = realloc(*e, (*n + 1) * sizeof(**e));
+			if (!grown)
+				return -ENOMEM;
+			*e = grown;
+			(*e)[(*n)++] = x;
+		}
+		line = nl + 1;
+	}
+	return 0;
+}
+
+/* Read as root reads what ccxd's own user may replace (ccxd --give-back):
+ * a regular file only, never through a link, never a FIFO that would hang
+ * the read, and of a ledger's size at most. */
+static int read_file(const char *dir, const char *name, char **text, char **error) {
+	char path[PATH_MAX];
+	size_t len;
 	int r;
+
+	if ((r = path_in(dir, name, path, sizeof(path))) < 0)
+		return r;
+	r = regfile_read(path, REGFILE_NOFOLLOW, LEDGER_SIZE_MAX, text, &len);
+	if (r == -ENOENT || r == -ENOMEM || r >= 0)
+		return r;
+	return fail(error, "%s: %s", name, regfile_strerror(r));
+}
+
+int ledger_read(const char *dir, struct ledger_entry **ret, size_t *n, char **error) {
+	char *text = NULL, *log = NULL;
+	int r, rl;
 
 	*ret = NULL;
 	*n = 0;
 	*error = NULL;
-	if ((r = path_in(dir, LEDGER_FILE, path, sizeof(path))) < 0)
+	r = read_file(dir, LEDGER_FILE, &text, error);
+	if (r < 0 && r != -ENOENT)
 		return r;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (fseek(f, 0, SEEK_END) < 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0) {
-		r = -errno;
-		fclose(f);
-		return r;
+	if (r == 0) {
+		r = ledger_parse(text, ret, n, error);
+		free(text);
+		if (r < 0)
+			return r;
 	}
-	if (size > LEDGER_SIZE_MAX) {
-		fclose(f);
-		return fail(error, "%ld bytes, more than a ledger can be", size);
+	rl = read_file(dir, LEDGER_LOG_FILE, &log, error);
+	if (rl == -ENOENT)
+		return r;   /* the file's, or -ENOENT: neither */
+	if (rl == 0) {
+		rl = ledger_apply_log(log, ret, n);
+		free(log);
 	}
-	text = malloc((size_t)size + 1);
-	if (!text) {
-		fclose(f);
-		return -ENOMEM;
+	if (rl < 0) {
+		free(*ret);
+		*ret = NULL;
+		*n = 0;
 	}
-	text[fread(text, 1, (size_t)size, f)] = '\0';
-	fclose(f);
-	r = ledger_parse(text, ret, n, error);
-	free(text);
-	return r;
+	return rl;
 }
 
 int ledger_remove(const char *dir) {
@@ -227,6 +295,10 @@ int ledger_remove(const char *dir) {
 	int r = path_in(dir, LEDGER_FILE, path, sizeof(path));
 
 	if (r < 0)
+		return r;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	if ((r = path_in(dir, LEDGER_LOG_FILE, path, sizeof(path))) < 0)
 		return r;
 	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 }

@@ -14,6 +14,10 @@
 #include "procfs.h"
 
 #define LEDGER_FILE "originals.json"
+/* Each narrowing, a line appended before it is made: what the file does
+ * not hold yet (it is rewritten at most every 100 ms). Emptied each time
+ * the file is written. */
+#define LEDGER_LOG_FILE "originals.log"
 
 enum ledger_owner {
 	LEDGER_RULE,              /* a rule placed it */
@@ -41,13 +45,25 @@ int ledger_format(const struct ledger_entry *e, size_t n, char **ret);
  * n is 0), or -EINVAL with *error saying what is wrong, or -ENOMEM. */
 int ledger_parse(const char *text, struct ledger_entry **ret, size_t *n, char **error);
 
+/* The log's line for e, "PID START_TIME ORIGINAL CPUS\n" (cpu lists), into
+ * buf. Pure. Returns its length, or -ENOBUFS. */
+int ledger_log_line(const struct ledger_entry *e, char *buf, size_t size);
+
+/* Applies a log's text to the n entries of *e (a ledger's): a line for a
+ * process there gives it what ccxd set since; one for a process not there
+ * adds it, owner LEDGER_AUTO (whose it was is not in the log). A line that
+ * does not parse, and what follows it (a line cut short by a crash), is
+ * ignored. Pure. Returns 0, or -ENOMEM. */
+int ledger_apply_log(const char *text, struct ledger_entry **e, size_t *n);
+
 /* Writes text to dir/LEDGER_FILE through a temporary file and rename(). */
 int ledger_write(const char *dir, const char *text);
 
-/* Reads and parses dir/LEDGER_FILE: -ENOENT when there is none. */
+/* Reads and parses dir/LEDGER_FILE, with dir/LEDGER_LOG_FILE applied over
+ * it: -ENOENT when there is neither. */
 int ledger_read(const char *dir, struct ledger_entry **ret, size_t *n, char **error);
 
-/* Removes dir/LEDGER_FILE: nothing is owed any more. */
+/* Removes dir/LEDGER_FILE and its log: nothing is owed any more. */
 int ledger_remove(const char *dir);
 
 const char *ledger_owner_to_string(enum ledger_owner o);

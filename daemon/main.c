@@ -1,6 +1,7 @@
 /* ccxd: keeps processes that talk to each other on one CCX. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "config.h"
 #include "log.h"
 #include "manager.h"
+#include "placements.h"
 #include "priority.h"
 #include "setup.h"
 #include "sysfs.h"
@@ -19,6 +21,7 @@
 /* Options with no short form. */
 enum {
 	OPT_X3D_MODE = 0x100,
+	OPT_GIVE_BACK,
 };
 
 static void usage(FILE *f) {
@@ -31,6 +34,8 @@ static void usage(FILE *f) {
 		"      --x3d-mode=apply     set the AMD X3D mode that x3d_mode asks for, recording\n"
 		"                           the one found in runtime_dir, and exit\n"
 		"      --x3d-mode=restore   put back the X3D mode recorded there, and exit\n"
+		"      --give-back          give every process that a ccxd which stopped for good\n"
+		"                           left placed its original CPU affinity back, and exit\n"
 		"  -v, --verbose            log debug messages too\n"
 		"  -V, --version            print the version and exit\n"
 		"  -h, --help               print this help and exit\n\n"
@@ -128,17 +133,46 @@ static int x3d_mode_restore(const char *config_path) {
 	return 0;
 }
 
+/* ccxd --give-back: after ccxd stopped for good (the unit's OnFailure=
+ * runs it, as root, once the restarts are used up), what its ledger in
+ * runtime_dir owes is put back, whatever stopped it (SIGKILL, the
+ * watchdog, SIGXCPU, the OOM killer), so that no process stays where it
+ * put it. Not with restore_on_exit = no, which keeps placements as ccxd
+ * itself would at its stop. A configuration with errors names no runtime
+ * directory: the default one's ledger is owed all the same. */
+static int give_back(const char *config_path) {
+	const char *path = config_path ? config_path : CONFIG_DEFAULT_PATH;
+	struct config *c = NULL;
+	int r;
+
+	r = config_load_from(&(struct config_sources){ .path = path, .presets = config_presets_for(path),
+						       .path_optional = config_path == NULL },
+			     &c, NULL);
+	if (r < 0)
+		log_warning("%s cannot be read or has errors: giving back what %s owes", path, CONFIG_DEFAULT_RUNTIME);
+	else if (!c->restore_on_exit) {
+		log_info("restore_on_exit = no: the processes ccxd placed stay where they are");
+		config_free(c);
+		return 0;
+	}
+	r = placements_give_back_owed("", r < 0 ? CONFIG_DEFAULT_RUNTIME : c->runtime_dir);
+	config_free(c);
+	return r < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", required_argument, NULL, 'n' },
 		{ "x3d-mode", required_argument, NULL, OPT_X3D_MODE },
+		{ "give-back", no_argument, NULL, OPT_GIVE_BACK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	const char *config_path = NULL, *x3d_mode = NULL;
+	bool giving_back = false;
 	struct manager *m = NULL;
 	char **errors = NULL;
 	int opt, r;
@@ -156,6 +190,9 @@ int main(int argc, char **argv) {
 				return 2;
 			}
 			x3d_mode = optarg;
+			break;
+		case OPT_GIVE_BACK:
+			giving_back = true;
 			break;
 		case 'v':
 			log_set_max_level(LOG_DEBUG);
@@ -176,6 +213,8 @@ int main(int argc, char **argv) {
 		usage(stderr);
 		return 2;
 	}
+	if (giving_back)
+		return give_back(config_path);
 	if (x3d_mode)
 		return strcmp(x3d_mode, "apply") == 0 ? x3d_mode_apply(config_path) : x3d_mode_restore(config_path);
 

@@ -1,5 +1,7 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,39 @@ static int collect_owed(const struct placements *pl, struct ledger_entry **ret, 
 	return 0;
 }
 
+void placements_note_owed(struct placements *pl, const struct placement *p, const cpu_set_t *cpus) {
+	struct ledger_entry e = { .pid = p->pid, .start_time = p->start_time, .original = p->original, .cpus = *cpus };
+	char line[2 * CPULIST_MAX + 64], path[PATH_MAX];
+	int len, r = 0;
+
+	if (!pl->runtime_dir || pl->ledger_kept || !p->have_original)
+		return;
+	if (pl->log_fd < 0 && snprintf(path, sizeof(path), "%s/%s", pl->runtime_dir, LEDGER_LOG_FILE) < (int)sizeof(path))
+		pl->log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	len = ledger_log_line(&e, line, sizeof(line));
+	if (pl->log_fd < 0)
+		r = -errno;
+	else if (len < 0)
+		r = len;
+	else if (write(pl->log_fd, line, (size_t)len) != len)   /* O_APPEND: whole lines, in order */
+		r = -EIO;
+	if (r < 0 && r != pl->log_error)
+		log_warning_errno(r, "Failed to note in %s/%s the original affinity owed: %m", pl->runtime_dir,
+				  LEDGER_LOG_FILE);
+	pl->log_error = r;
+}
+
+/* What the log held is in the file now: it starts afresh. */
+static void log_written(struct placements *pl, bool removed) {
+	if (pl->log_fd < 0)
+		return;
+	if (removed) {   /* the file went with the ledger: a new one at the next line */
+		close(pl->log_fd);
+		pl->log_fd = -1;
+	} else if (ftruncate(pl->log_fd, 0) < 0)
+		log_warning_errno(-errno, "Failed to empty %s/%s: %m", pl->runtime_dir, LEDGER_LOG_FILE);
+}
+
 static int compare_entry(const void *a, const void *b) {
 	pid_t x = ((const struct ledger_entry *)a)->pid, y = ((const struct ledger_entry *)b)->pid;
 
@@ -82,6 +117,7 @@ int placements_sync_ledger(struct placements *pl) {
 		return log_warning_errno(r, "Failed to list the original affinities owed: %m");
 	if (pl->ledger_text && strcmp(text, pl->ledger_text) == 0) {
 		free(text);
+		log_written(pl, false);
 		return 0;
 	}
 	r = n > 0 ? ledger_write(pl->runtime_dir, text) : ledger_remove(pl->runtime_dir);
@@ -94,6 +130,7 @@ int placements_sync_ledger(struct placements *pl) {
 		free(text);
 		return r;
 	}
+	log_written(pl, n == 0);
 	if (pl->ledger_error)
 		log_info("Wrote %s/%s again", pl->runtime_dir, LEDGER_FILE);
 	pl->ledger_error = 0;
@@ -111,22 +148,67 @@ int placements_on_ledger_sync(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* Puts e's process back as it was, when a restarted ccxd will not keep it. */
-static void give_back_entry(struct placements *pl, const struct ledger_entry *e, const char *why) {
+/* Puts e's process back as it was: 1 when it did, 0 when the process is
+ * gone, or -errno. */
+static int restore_entry(const char *root, const struct ledger_entry *e, const char *why) {
 	char list[CPULIST_MAX];
-	int fd = actuator_open(pl->root, e->pid, e->start_time), r;
+	int fd = actuator_open(root, e->pid, e->start_time), r;
 
 	if (fd < 0)
-		return;
-	r = actuator_apply(pl->root, e->pid, fd, &e->original);
+		return 0;
+	r = actuator_apply(root, e->pid, fd, &e->original);
 	close(fd);
 	if (r < 0 && r != -ESRCH)
-		log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", e->comm, (int)e->pid);
-	else if (r >= 0) {
+		return log_warning_errno(r, "Failed to restore the affinity of %s[%d]: %m", e->comm, (int)e->pid);
+	if (r < 0)
+		return 0;
+	log_info("Restored %s[%d] to CPUs %s, as before ccxd last ran: %s", e->comm, (int)e->pid,
+		 cpulist_format(&e->original, list, sizeof(list)), why);
+	return 1;
+}
+
+/* Puts e's process back as it was, when a restarted ccxd will not keep it. */
+static void give_back_entry(struct placements *pl, const struct ledger_entry *e, const char *why) {
+	if (restore_entry(pl->root, e, why) > 0)
 		pl->stats.restores++;
-		log_info("Restored %s[%d] to CPUs %s, as before ccxd last ran: %s", e->comm, (int)e->pid,
-			 cpulist_format(&e->original, list, sizeof(list)), why);
+}
+
+/* Whether e's process still runs as a ccxd that stopped left it: the same
+ * process (pid and start time), on what ccxd gave it or within it. */
+static bool as_left(const char *root, const struct ledger_entry *e) {
+	struct procfs_stat st;
+	cpu_set_t current;
+
+	return procfs_read_stat(root, e->pid, &st) == 0 && st.start_time == e->start_time &&
+	       actuator_get(e->pid, &current) == 0 && (e->owner == LEDGER_RELEASED || cpulist_is_subset(&current, &e->cpus));
+}
+
+int placements_give_back_owed(const char *root, const char *runtime_dir) {
+	struct ledger_entry *e;
+	size_t n, given = 0;
+	char *error = NULL;
+	int r = ledger_read(runtime_dir, &e, &n, &error);
+
+	if (r == -ENOENT) {
+		log_info("Nothing owed: %s/%s is not there", runtime_dir, LEDGER_FILE);
+		return 0;
 	}
+	if (r < 0) {
+		log_warning("Ignoring %s/%s: %s", runtime_dir, LEDGER_FILE, error ? error : strerror(-r));
+		free(error);
+		return r;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (e[i].owner != LEDGER_RELEASED && as_left(root, &e[i]) &&
+		    restore_entry(root, &e[i], "ccxd stopped for good") > 0)
+			given++;
+	free(e);
+	r = ledger_remove(runtime_dir);
+	if (r < 0)
+		log_warning_errno(r, "Failed to remove %s/%s: %m", runtime_dir, LEDGER_FILE);
+	log_info("Gave %zu process%s %s original CPU affinity back", given, given == 1 ? "" : "es",
+		 given == 1 ? "its" : "their");
+	return 0;
 }
 
 /* e's process, still running as the killed ccxd left it: taken back.

@@ -33,6 +33,8 @@ struct placements {
 	char *ledger_text;         /* what was last written, NULL when nothing is owed */
 	int ledger_error;          /* of the last write, 0 or -errno: logged when it changes */
 	bool ledger_kept;          /* the last ccxd's could not all be taken back: never rewritten */
+	int log_fd;                /* the ledger's log (LEDGER_LOG_FILE), opened at the first line; -1 */
+	int log_error;             /* of the last line written, 0 or -errno: logged when it changes */
 	int exits;                 /* epoll of every entry's pidfd: readable once its process is gone */
 	struct placement_early early;  /* pid 0: none */
 	int early_pidfd;           /* opened before the early pin: the process pinned; -1 once an entry has it */
@@ -45,6 +47,10 @@ struct placements {
 static inline struct placement *placements_entry(const struct placement *p) {
 	return (struct placement *)p;
 }
+
+/* A line in the ledger's log for p, about to be set to cpus (or just set,
+ * at its exec): what is owed, before the file is next written. */
+void placements_note_owed(struct placements *pl, const struct placement *p, const cpu_set_t *cpus);
 
 /* p's rule's name, a copy (NULL: none). -ENOMEM. */
 int placements_entry_set_rule(struct placement *p, const char *rule);

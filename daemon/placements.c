@@ -45,6 +45,7 @@ int placements_new(sd_event *event, const char *root, const char *runtime_dir, s
 	pl->root = root;
 	pl->n_buckets = 256;
 	pl->early_pidfd = -1;
+	pl->log_fd = -1;
 	pl->buckets = calloc(pl->n_buckets, sizeof(*pl->buckets));
 	pl->exits = epoll_create1(EPOLL_CLOEXEC);
 	if (pl->exits < 0) {
@@ -89,6 +90,8 @@ void placements_free(struct placements *pl) {
 	sd_event_source_disable_unref(pl->ledger_sync);
 	if (pl->early_pidfd >= 0)
 		close(pl->early_pidfd);
+	if (pl->log_fd >= 0)
+		close(pl->log_fd);
 	if (pl->exits >= 0)
 		close(pl->exits);
 	free(pl->buckets);
@@ -333,6 +336,8 @@ int placements_pin(struct placements *pl, const struct placement *entry, const c
 	struct placement *p = placements_entry(entry);
 	int r;
 
+	/* Owed from the moment it is set, whenever ccxd dies. */
+	placements_note_owed(pl, p, cpus);
 	p->cpus = *cpus;
 	if (p->n_spread > 0) {
 		pid_t *placed;
@@ -442,6 +447,7 @@ bool placements_confirm_early(struct placements *pl, const struct placement *p, 
 	if (!pl->early.pid || p->pid != pl->early.pid || st->threads != 1 || p->n_spread > 0 ||
 	    !CPU_EQUAL(cpus, &pl->early.cpus))
 		return false;
+	placements_note_owed(pl, p, cpus);
 	pinned(pl, placements_entry(p), cpus);
 	return true;
 }

@@ -221,6 +221,13 @@ struct placements_readopt_ops {
  * is for the next start, and never rewritten by this one. */
 int placements_readopt(struct placements *pl, const struct placements_readopt_ops *ops, void *userdata);
 
+/* ccxd --give-back, run by root once ccxd has stopped for good (the unit's
+ * OnFailure=): every process the ledger in runtime_dir names that still
+ * runs as ccxd left it gets its original back, and the ledger goes. The
+ * file is read as root reads what ccxd's own user may write: a regular
+ * file, no link, of a ledger's size. */
+int placements_give_back_owed(const char *root, const char *runtime_dir);
+
 struct placements_stats placements_stats(const struct placements *pl);
 
 const char *placement_state_to_string(enum placement_state s);

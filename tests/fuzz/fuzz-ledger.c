@@ -18,6 +18,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 		return 0;
 	memcpy(in, data, size);
 	in[size] = '\0';
+	/* Applied over nothing, a log of anything: entries whose cpus parsed. */
+	e = NULL;
+	n = 0;
+	if (ledger_apply_log(in, &e, &n) < 0)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if (e[i].pid <= 0 || CPU_COUNT(&e[i].original) == 0 || CPU_COUNT(&e[i].cpus) == 0)
+			abort();
+	free(e);
 	if (ledger_parse(in, &e, &n, &error) < 0) {
 		if (!error)
 			abort();   /* every refusal says why */

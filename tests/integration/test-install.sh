@@ -5,7 +5,7 @@ DEST=$WORK/root
 cd "$TOP" || exit 1
 check "make install into DESTDIR with PREFIX" sh -c "make -s install DESTDIR=$DEST PREFIX=/usr >/dev/null"
 INSTALLED="/usr/sbin/ccxd /usr/bin/ccxctl /etc/ccxd.conf
-/usr/lib/systemd/system/ccxd.service /usr/lib/systemd/system/ccxd.socket /usr/lib/sysusers.d/ccxd.conf
+/usr/lib/systemd/system/ccxd.service /usr/lib/systemd/system/ccxd.socket /usr/lib/systemd/system/ccxd-restore.service /usr/lib/sysusers.d/ccxd.conf
 /usr/share/man/man8/ccxd.8 /usr/share/man/man1/ccxctl.1 /usr/share/man/man5/ccxd.conf.5
 /usr/share/bash-completion/completions/ccxctl /usr/share/bash-completion/completions/ccxd"
 for f in $INSTALLED; do
@@ -54,6 +54,7 @@ check "with PREFIX=/usr/local the units name /usr/local" sh -c "
 	grep -qx 'ExecStartPre=+/usr/local/sbin/ccxd --x3d-mode=apply' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
 	grep -qx 'ExecReload=+/usr/local/sbin/ccxd --x3d-mode=apply' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
 	grep -qx 'ExecStopPost=+/usr/local/sbin/ccxd --x3d-mode=restore' $WORK/local/usr/local/lib/systemd/system/ccxd.service &&
+	grep -qx 'ExecStart=/usr/local/sbin/ccxd --give-back' $WORK/local/usr/local/lib/systemd/system/ccxd-restore.service &&
 	! grep -q '/usr/sbin\|/usr/bin' $WORK/local/usr/local/lib/systemd/system/ccxd.service"
 check_presets "$WORK/local" /usr/local
 make -s uninstall DESTDIR="$WORK/local" >/dev/null

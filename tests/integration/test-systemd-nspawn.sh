@@ -460,3 +460,80 @@ check "and that it waits at normal priority, once" sh -c "[ \$(nsenter -t $LEADE
 check "as it does" [ "$(policy_of "$MAINPID")" = 0 ]
 rm -f "$NO_SLICE"
 ns systemctl daemon-reload
+
+# ---- ccxd killed in the middle of a flood: nothing stays narrowed ---------------------
+# Rule-matched programs that live on, a pair the automatic policy seated,
+# and a flood of rule-matched execs (a copy of the static ccxt-exec named as
+# the rule's program exits at once); then SIGKILL. Restarted, ccxd takes
+# back (or gives back) everything the killed one placed, so that its own
+# stop puts every original back; failed for good (its start limit reached),
+# ccxd-restore.service gives them back.
+mkdir -p "$ROOT/usr/local/lib/flood"
+cp "$TOP/tools/helpers/ccxt-exec" "$ROOT/usr/local/bin/ccxt-exec"
+cp "$TOP/tools/helpers/ccxt-exec" "$ROOT/usr/local/lib/flood/ccxt-nspawn"
+cp "$TOP/tools/helpers/ccxt-talk" "$ROOT/usr/local/bin/ccxt-talk"
+# narrowed: the container's processes whose affinity is not the original,
+# as "pid:cpus" (none: nothing printed)
+narrowed() {
+	ns sh -c 'for s in /proc/[0-9]*/status; do
+		c=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" "$s" 2>/dev/null)
+		[ -n "$c" ] && [ "$c" != "'"$original"'" ] && echo "${s#/proc/}:$c:$(cat ${s%/status}/comm)"
+	done; true' | sed 's|/status||' | tr '\n' ' '
+}
+nothing_narrowed() { [ -z "$(narrowed)" ]; }
+# set_up_and_kill: the programs, the pair, the flood, and SIGKILL in it
+set_up_and_kill() {
+	ns sh -c 'for i in 1 2 3; do /usr/local/bin/ccxt-nspawn 600 >/dev/null 2>&1 & done'
+	ns sh -c '/usr/local/bin/ccxt-talk pingpong 0 600 >/run/talk.pids 2>/dev/null &'
+	wait_for 5 sh -c "nsenter -t $LEADER -a test -s /run/talk.pids </dev/null"
+	read -r TP TC <<PIDS
+$(ns cat /run/talk.pids)
+PIDS
+	seated() { ns ccxctl --json status | jq -e --argjson p "$TP" '.groups[] | select(.pids | index($p)) | .ccx != null' >/dev/null; }
+	check "$1: the automatic policy seats a pair" wait_for 20 seated
+	ns sh -c 'for i in 1 2 3 4; do timeout 8 /usr/local/bin/ccxt-exec storm 1000000 /usr/local/lib/flood/ccxt-nspawn >/dev/null 2>&1 & done'
+	sleep 2
+	echo "# $1: narrowed before the kill: $(narrowed)"
+	MAINPID=$(ns systemctl show -p MainPID --value ccxd)
+	check "$1: ccxd has a main pid to kill ($MAINPID)" a_pid "$MAINPID"
+	a_pid "$MAINPID" && ns sh -c "kill -KILL $MAINPID"
+}
+# with_comm NAME...: the container's processes of those names (no procps there)
+with_comm() {
+	ns sh -c 'for d in /proc/[0-9]*; do c=$(cat $d/comm 2>/dev/null); for n in '"$*"'; do
+		[ "$c" = "$n" ] && echo "${d#/proc/}"; done; done; true'
+}
+end_flood() {
+	ns sh -c "kill -KILL $(with_comm ccxt-exec ccxt-talk ccxt-nspawn | tr '\n' ' ') 2>/dev/null; true"
+}
+
+set_up_and_kill "restarted"
+check "restarted: systemd starts ccxd again" wait_for 15 restarted
+check "restarted: and the flood goes on meanwhile" test -n "$(with_comm ccxt-exec)"
+sleep 7   # the flood's end
+check "restarted: ccxd's stop puts back every original, the killed one's pins included" \
+	sh -c "nsenter -t $LEADER -a systemctl stop ccxd </dev/null"
+check "restarted: nothing in the container stays narrowed" wait_for 3 nothing_narrowed
+[ -z "$(narrowed)" ] || echo "# narrowed after the stop: $(narrowed)"
+end_flood
+
+# Failed for good: one start in a minute, so the restart after the kill is
+# refused (start-limit-hit) and OnFailure= runs ccxd-restore.service.
+LIMIT=$ROOT/etc/systemd/system/ccxd.service.d/test-start-limit.conf
+printf '[Unit]\nStartLimitIntervalSec=120\nStartLimitBurst=1\n' > "$LIMIT"
+ns systemctl daemon-reload
+ns systemctl reset-failed ccxd
+check "failed for good: systemctl start ccxd" ns systemctl start ccxd
+set_up_and_kill "failed for good"
+check "failed for good: the unit fails, its start limit reached" \
+	wait_for 15 sh -c "[ \"\$(nsenter -t $LEADER -a systemctl is-failed ccxd </dev/null)\" = failed ]"
+echo "# failed for good: $(ns systemctl show -p Result -p ActiveState ccxd | tr '\n' ' ')"
+check "failed for good: ccxd-restore.service gave the originals back" wait_for 10 sh -c \
+	"nsenter -t $LEADER -a journalctl -u ccxd-restore -b </dev/null | grep -Eq 'Gave [0-9]+ process'"
+echo "# $(ns journalctl -u ccxd-restore -b | grep -E 'Gave [0-9]+ process' | tail -n 1)"
+check "failed for good: nothing in the container stays narrowed, the flood still running" wait_for 3 nothing_narrowed
+[ -z "$(narrowed)" ] || { echo "# narrowed after ccxd-restore: $(narrowed)"; ns journalctl -u ccxd-restore -b | sed 's/^/# /'; ns journalctl -u ccxd -b | tail -n 15 | sed 's/^/# /'; }
+end_flood
+rm -f "$LIMIT"
+ns systemctl daemon-reload
+ns systemctl reset-failed ccxd

@@ -136,5 +136,72 @@ static void written_atomically_and_removed(void) {
 	rmdir(dir);
 }
 
+/* The log holds what the file does not yet: a line before each narrowing. */
+static void the_log_brings_the_file_up_to_date(void) {
+	struct ledger_entry in = entry(42, LEDGER_RULE, "0-15", "0-7"), later = entry(42, LEDGER_RULE, "0-15", "8-15"),
+			    other = entry(77, LEDGER_AUTO, "0-3", "2"), *e = calloc(1, sizeof(*e));
+	char line[256], text[1024];
+	size_t n = 1;
+	int len;
+
+	e[0] = in;
+	len = ledger_log_line(&later, line, sizeof(line));
+	CHECK(len > 0);
+	CHECK_STR(line, "42 123456789012 0-15 8-15\n");
+	snprintf(text, sizeof(text), "%s", line);
+	CHECK(ledger_log_line(&other, text + strlen(text), sizeof(text) - strlen(text)) > 0);
+	CHECK_INT(ledger_apply_log(text, &e, &n), 0);
+	CHECK_INT(n, 2);
+	CHECK_STR(e[0].rule, "encoder");                 /* the file's, with what was set since */
+	CHECK(CPU_EQUAL(&e[0].cpus, &later.cpus));
+	CHECK_INT(e[1].pid, 77);                          /* only in the log: whose is not known */
+	CHECK_INT(e[1].owner, LEDGER_AUTO);
+	CHECK(CPU_EQUAL(&e[1].original, &other.original));
+	/* A line cut short by a crash, and anything after a line that is not
+	 * the log's, changes nothing. */
+	CHECK_INT(ledger_apply_log("88 5 0-1 1\n99 6 0-1", &e, &n), 0);
+	CHECK_INT(n, 3);
+	CHECK_INT(ledger_apply_log("junk\n90 5 0-1 1\n", &e, &n), 0);
+	CHECK_INT(ledger_apply_log("91 5 0-1 1 extra\n", &e, &n), 0);
+	CHECK_INT(ledger_apply_log("-3 5 0-1 1\n", &e, &n), 0);
+	CHECK_INT(n, 3);
+	free(e);
+	CHECK_INT(ledger_log_line(&later, line, 8), -ENOBUFS);
+}
+
+/* A log alone is read (ccxd died before it first wrote the file); root
+ * reads neither through a link (ccxd --give-back, in a directory that
+ * ccxd's user owns). */
+static void a_log_alone_and_no_links(void) {
+	char dir[] = "/tmp/ccxd-ledger.XXXXXX", path[64], target[64];
+	struct ledger_entry *out;
+	size_t n;
+	char *error;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/%s", dir, LEDGER_LOG_FILE);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("42 7 0-1 1\n", f);
+		fclose(f);
+	}
+	CHECK_INT(ledger_read(dir, &out, &n, &error), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(out[0].pid, 42);
+	free(out);
+	snprintf(target, sizeof(target), "%s/elsewhere", dir);
+	CHECK_INT(rename(path, target), 0);
+	CHECK_INT(symlink(target, path), 0);
+	CHECK_INT(ledger_read(dir, &out, &n, &error), -EINVAL);
+	CHECK(error && strstr(error, "symbolic link"));
+	free(error);
+	CHECK_INT(ledger_remove(dir), 0);
+	CHECK_INT(unlink(target), 0);
+	CHECK_INT(entries_in(dir), 0);
+	rmdir(dir);
+}
+
 TEST_MAIN(T(a_ledger_reads_back_as_written), T(nothing_owed_is_an_empty_list), T(broken_ledgers_say_why),
-	  T(written_atomically_and_removed))
+	  T(written_atomically_and_removed), T(the_log_brings_the_file_up_to_date), T(a_log_alone_and_no_links))
