@@ -25,6 +25,7 @@ wait_for 5 grep -q mounted "$WORK/fuse.out" || { echo "the FUSE file system does
 
 cp "$(for_others "$FUSE")" "$WORK/others/ccxt-args"
 victim_args() {   # a copy of ccxt-fuse named as the rule's program, as nobody
+	rm -f "$WORK/victim.pid"
 	runuser -u nobody -- "$WORK/others/ccxt-args" map "$MNT/args" "$(head -c 16384 /dev/zero | tr '\0' x)" >"$WORK/victim.pid" 2>&1 &
 	CHILDREN="$CHILDREN $!"
 	wait_for 3 test -s "$WORK/victim.pid"
