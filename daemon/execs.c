@@ -343,6 +343,10 @@ bool execs_read_some(struct execs *x, unsigned max) {
 	return read_records(x, max);
 }
 
+void execs_charge(struct execs *x, uint64_t cpu_usec) {
+	budget_charge(&x->budget, util_usec(CLOCK_MONOTONIC), cpu_usec);
+}
+
 struct execs_stats execs_stats(const struct execs *x) {
 	struct execs_stats st = x->stats;
 

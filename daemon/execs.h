@@ -63,4 +63,8 @@ void execs_catch_up(struct execs *x);
  * share; returns true when more may be waiting. */
 bool execs_read_some(struct execs *x, unsigned max);
 
+/* CPU a record's work took outside the reads (the decision after a pin
+ * made at real-time priority), charged to the records' share. */
+void execs_charge(struct execs *x, uint64_t cpu_usec);
+
 struct execs_stats execs_stats(const struct execs *x);

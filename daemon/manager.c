@@ -762,9 +762,12 @@ static int wait_at_real_time(struct manager *m) {
 	priority_work();
 	if (m->decide_later) {
 		pid_t pid = m->decide_later;
+		uint64_t cpu = util_usec(CLOCK_THREAD_CPUTIME_ID);
 
 		m->decide_later = 0;
 		evaluate(m, pid, RULING_EXEC);
+		/* The record's work, wherever it is done, counts to its share. */
+		execs_charge(m->execs, util_usec(CLOCK_THREAD_CPUTIME_ID) - cpu);
 	}
 	return r;
 }
