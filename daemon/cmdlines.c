@@ -142,27 +142,29 @@ static void hand_over(struct cmdlines *c, struct job *j) {
 }
 
 /* The queued reads whose users' reads block now are not made: each is
- * answered at once, as unreadable. */
+ * answered at once, as unreadable, once the queue is sorted out (an answer
+ * may ask for more). */
 static void refuse_blocked(struct cmdlines *c, uint64_t now) {
-	size_t kept = 0;
+	struct request refused[CMDLINES_QUEUE_MAX];
+	size_t kept = 0, n_refused = 0;
 
 	for (size_t i = 0; i < c->n_queued; i++) {
-		struct request rq = c->queue[i];
-		struct job *j;
-
-		if (!blocks(running_of(c, rq.uid), now)) {
-			c->queue[kept++] = rq;
-			continue;
-		}
-		c->stats.refused++;
-		j = calloc(1, sizeof(*j));
-		if (!j)
-			continue;
-		*j = (struct job){ .pid = rq.pid, .start_time = rq.start_time, .uid = rq.uid, .tag = rq.tag,
-				   .efd = -1, .r = -EBUSY };
-		hand_over(c, j);
+		if (blocks(running_of(c, c->queue[i].uid), now))
+			refused[n_refused++] = c->queue[i];
+		else
+			c->queue[kept++] = c->queue[i];
 	}
 	c->n_queued = kept;
+	for (size_t i = 0; i < n_refused; i++) {
+		struct job *j = calloc(1, sizeof(*j));
+
+		c->stats.refused++;
+		if (!j)
+			continue;
+		*j = (struct job){ .pid = refused[i].pid, .start_time = refused[i].start_time, .uid = refused[i].uid,
+				   .tag = refused[i].tag, .efd = -1, .r = -EBUSY };
+		hand_over(c, j);
+	}
 }
 
 /* Queued reads into free slots, oldest first, one a user at a time. */
