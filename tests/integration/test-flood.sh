@@ -94,10 +94,14 @@ socket = $SOCK
 topology = $TWO_CCX
 CONF
 check "a reload takes the rule away" quietly ctl reload
-runuser -u nobody -- timeout $((FLOOD_SECONDS + 10)) "$EXEC" storm 1000000000 "$other_prog" >/dev/null 2>&1 &
+# The forker's own pid: the shell that writes it becomes the forker.
+mkdir "$WORK/nobody"
+chown nobody "$WORK/nobody"
+runuser -u nobody -- sh -c "echo \$\$ > '$WORK/nobody/forker.pid'; exec '$EXEC' storm 1000000000 '$other_prog'" >/dev/null 2>&1 &
 CHILDREN="$CHILDREN $!"
-wait_for 2 pgrep -u nobody -x ccxt-exec >/dev/null
-forker=$(pgrep -u nobody -x ccxt-exec | head -n 1)
+wait_for 2 test -s "$WORK/nobody/forker.pid"
+forker=$(cat "$WORK/nobody/forker.pid")
+CHILDREN="$CHILDREN $forker"
 check "root pins nobody's forker by hand" quietly ctl pin "$forker" 1
 flood "$other_prog"
 watch "a flood inside what ccxd pinned"
