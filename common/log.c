@@ -107,6 +107,11 @@ void log_close(void) {
 	journal_use = JOURNAL_UNDECIDED;
 }
 
+void log_to_stderr(void) {
+	log_close();
+	journal_use = JOURNAL_NO;
+}
+
 static bool use_journal(void) {
 	if (journal_use == JOURNAL_UNDECIDED) {
 		journal_use = JOURNAL_NO;

@@ -24,6 +24,13 @@ void log_set_ident(const char *ident);
 int log_open_journal(const char *path);
 void log_close(void);
 
+/* Keeps every later message on stderr, the journal's stream or not. For a
+ * program that exits as soon as it has spoken: journald learns a datagram
+ * sender's unit from its /proc entry, which may be gone by then (the line
+ * would be missing from journalctl -u), while a stream's unit is known from
+ * the start. */
+void log_to_stderr(void);
+
 /* Messages dropped because the journal socket was full. */
 uint64_t log_dropped(void);
 

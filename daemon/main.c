@@ -145,6 +145,7 @@ static int give_back(const char *config_path) {
 	struct config *c = NULL;
 	int r;
 
+	log_to_stderr();
 	r = config_load_from(&(struct config_sources){ .path = path, .presets = config_presets_for(path),
 						       .path_optional = config_path == NULL },
 			     &c, NULL);
