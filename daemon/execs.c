@@ -103,10 +103,9 @@ static void wait_for_share(struct execs *x) {
 }
 
 /* Reads at most max records (0: as many as the share allows), EXECS_BATCH
- * at a time, charging the CPU they took to the share. Returns true when more
- * may be waiting. */
-static bool read_records(struct execs *x, unsigned max) {
-	uint64_t cpu = util_usec(CLOCK_THREAD_CPUTIME_ID);
+ * at a time, charging the CPU they took since cpu (the thread's CPU time) to
+ * the share. Returns true when more may be waiting. */
+static bool read_records(struct execs *x, unsigned max, uint64_t cpu) {
 	unsigned done = 0;
 
 	while (max == 0 || done < max) {
@@ -140,7 +139,7 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
 	(void)s;
 	(void)fd;
 	(void)revents;
-	read_records(x, EXECS_TURN);
+	read_records(x, EXECS_TURN, util_usec(CLOCK_THREAD_CPUTIME_ID));
 	return 0;
 }
 
@@ -336,11 +335,11 @@ uint64_t execs_dropped(struct execs *x) {
 }
 
 void execs_catch_up(struct execs *x) {
-	read_records(x, 0);
+	read_records(x, 0, util_usec(CLOCK_THREAD_CPUTIME_ID));
 }
 
-bool execs_read_some(struct execs *x, unsigned max) {
-	return read_records(x, max);
+bool execs_read_some(struct execs *x, unsigned max, uint64_t cpu_usec) {
+	return read_records(x, max, cpu_usec);
 }
 
 void execs_charge(struct execs *x, uint64_t cpu_usec) {

@@ -60,8 +60,12 @@ uint64_t execs_dropped(struct execs *x);
 void execs_catch_up(struct execs *x);
 
 /* Reads at most max records (max > 0) of what the ring holds, within the
- * share; returns true when more may be waiting. */
-bool execs_read_some(struct execs *x, unsigned max);
+ * share, charging it the CPU taken since cpu_usec, the thread's CPU time
+ * (CLOCK_THREAD_CPUTIME_ID) when the work began: read before a sleep, it
+ * is off the path from the wake-up to the pin, and costs the same, since
+ * a sleeping thread's CPU time stands still. Returns true when more may be
+ * waiting. */
+bool execs_read_some(struct execs *x, unsigned max, uint64_t cpu_usec);
 
 /* CPU a record's work took outside the reads (the decision after a pin
  * made at real-time priority), charged to the records' share. */

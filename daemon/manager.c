@@ -55,7 +55,7 @@ struct manager {
 	struct execs *execs;       /* NULL: the proc connector tells of execs */
 	char execs_note[256];      /* why not, then */
 	struct latencies exec_pins;    /* from exec events to the pins at exec */
-	bool pin_only;             /* at real-time priority: pin at exec, decide later */
+	bool pin_only;             /* at real-time priority: pin at exec as decided ahead, decide later */
 	pid_t decide_later;        /* the process pinned so, to decide once back at the normal policy */
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
@@ -115,7 +115,7 @@ static void exec_of(struct manager *m, pid_t tgid, const char *comm, uint64_t at
 	/* Most programs are neither ccxd's already nor named by any rule: for
 	 * them comm is all there is to read. (A child that inherited a pinned
 	 * placement is adopted by the interval's sweep.) */
-	if (!ruler_exec(m->ruler, tgid, comm, &pinned))
+	if (!ruler_exec(m->ruler, tgid, comm, m->pin_only, &pinned))
 		return;
 	/* From the kernel's event to the pin, before the rest of the decision
 	 * (the clock read in microseconds may fall short of the event's ns). */
@@ -739,37 +739,43 @@ int manager_start(struct manager *m) {
 	return 0;
 }
 
-/* Whether some event source is ready already: then there is work to do,
- * and it is done at the normal policy. */
-static bool ready_now(sd_event *e) {
+/* Whether some event source is ready within timeout_ms (-1: however long
+ * it takes): then there is work to do. */
+static bool ready_within(sd_event *e, int timeout_ms) {
 	struct pollfd p = { .fd = sd_event_get_fd(e), .events = POLLIN };
 
-	return poll(&p, 1, 0) > 0;
+	return poll(&p, 1, timeout_ms) > 0;
 }
 
 /* The wake-up at real-time priority (priority.h): the pin of at most one
- * exec record there, the rest at the normal policy. */
+ * exec record there, the rest at the normal policy. It sleeps on the
+ * loop's descriptor itself (the timers sd_event_prepare() armed wake it
+ * too) and reads the ring at once: sd-event learns what woke it after the
+ * pin. */
 static int wait_at_real_time(struct manager *m) {
-	int r;
+	uint64_t cpu = 0;
 
+	if (m->execs) {
+		ruler_decide_ahead(m->ruler);
+		cpu = util_usec(CLOCK_THREAD_CPUTIME_ID);
+	}
 	priority_wait();
-	r = sd_event_wait(m->event, UINT64_MAX);
-	if (r > 0 && m->execs) {
+	if (ready_within(m->event, -1) && m->execs) {
 		m->pin_only = true;
-		execs_read_some(m->execs, PRIORITY_RT_RECORDS);
+		execs_read_some(m->execs, PRIORITY_RT_RECORDS, cpu);
 		m->pin_only = false;
 	}
 	priority_work();
 	if (m->decide_later) {
 		pid_t pid = m->decide_later;
-		uint64_t cpu = util_usec(CLOCK_THREAD_CPUTIME_ID);
 
 		m->decide_later = 0;
+		cpu = util_usec(CLOCK_THREAD_CPUTIME_ID);
 		evaluate(m, pid, RULING_EXEC);
 		/* The record's work, wherever it is done, counts to its share. */
 		execs_charge(m->execs, util_usec(CLOCK_THREAD_CPUTIME_ID) - cpu);
 	}
-	return r;
+	return sd_event_wait(m->event, 0);
 }
 
 /* sd_event_loop(), with ccxd's priorities around the wait (priority.h): it
@@ -785,7 +791,7 @@ static int loop(struct manager *m) {
 
 	while (sd_event_get_state(e) != SD_EVENT_FINISHED) {
 		r = sd_event_prepare(e);
-		if (r == 0 && !polled && ready_now(e)) {
+		if (r == 0 && !polled && ready_within(e, 0)) {
 			r = sd_event_wait(e, 0);
 			/* Ready to epoll, but nothing for sd-event: sleep next. */
 			polled = r == 0;

@@ -19,6 +19,13 @@
 #define PIN_LINES_BURST 10
 #define PIN_LINES_INTERVAL_USEC (10 * 1000000ULL)
 
+/* An exec of a program named comm goes to cpus: decided ahead. */
+struct exec_pin {
+	char comm[RULE_COMM_MAX + 1];
+	cpu_set_t cpus;
+	bool by_load;             /* the least loaded of its CCXs: decided again as the load changes */
+};
+
 struct ruler {
 	const char *root;
 	struct placements *placements;
@@ -28,6 +35,11 @@ struct ruler {
 	struct cmdlines *cmdlines;  /* NULL: command lines read at once */
 	struct log_ratelimit pin_lines;
 	char last_held_rule[64];   /* the rule of the last pin held back, for the sum */
+	/* ruler_decide_ahead(): by comm, for the names a rule pins by comm alone */
+	struct exec_pin *ahead;
+	size_t n_ahead;
+	unsigned *ahead_load;      /* the load they were decided with; NULL: decide them all again */
+	bool ahead_by_load;        /* some depend on it */
 };
 
 int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, struct ruler **ret) {
@@ -48,12 +60,18 @@ void ruler_read_cmdlines_with(struct ruler *r, struct cmdlines *c) {
 }
 
 void ruler_free(struct ruler *r) {
+	if (!r)
+		return;
+	free(r->ahead);
+	free(r->ahead_load);
 	free(r);
 }
 
 void ruler_use(struct ruler *r, const struct config *c, const struct topology *t) {
 	r->config = c;
 	r->topology = t;
+	free(r->ahead_load);
+	r->ahead_load = NULL;
 }
 
 bool ruler_owns(const struct placement *p) {
@@ -417,28 +435,124 @@ int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
  * (enforce, on every online CPU, pinned to one set of CPUs) is pinned at
  * once (placements_pin_early()): the first milliseconds of a program that
  * starts computing at once are then where the rule puts it. A process on
- * fewer CPUs (a cpuset, taskset) is left to the full decision. */
-static void pin_early(struct ruler *r, pid_t pid, const struct rule *rule) {
+ * fewer CPUs (a cpuset, taskset) is left to the full decision. Whether
+ * rule pins such a program at its exec, with load placed, and where. */
+static bool early_cpus(const struct ruler *r, const struct rule *rule, const unsigned *load, cpu_set_t *ret) {
 	struct ruling_subject s = { .ours = false, .mask = r->online, .allowed = r->online };
-	struct ruling_context ctx = { .topology = r->topology, .bounded = true };
+	struct ruling_context ctx = { .topology = r->topology, .bounded = true, .load = load };
 	struct ruling ruling = { .sets = NULL };
-	unsigned *load;
-	int e;
+	bool pin;
 
-	if (r->config->mode != CONFIG_MODE_ENFORCE)
-		return;
-	load = placed_load(r, pid);
-	ctx.load = load;
-	e = load ? ruling_decide(rule, &s, &ctx, &ruling) : -ENOMEM;
-	free(load);
-	if (e == 0 && ruling.action == RULING_PIN && ruling.n_sets == 0)
-		placements_pin_early(r->placements, pid, &r->online, &ruling.cpus);
+	if (r->config->mode != CONFIG_MODE_ENFORCE || ruling_decide(rule, &s, &ctx, &ruling) < 0)
+		return false;
+	pin = ruling.action == RULING_PIN && ruling.n_sets == 0;
+	if (pin)
+		*ret = ruling.cpus;
 	free(ruling.sets);
+	return pin;
 }
 
-bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool *pinned) {
+static void pin_early(struct ruler *r, pid_t pid, const struct rule *rule) {
+	unsigned *load = placed_load(r, pid);
+	cpu_set_t cpus;
+
+	if (load && early_cpus(r, rule, load, &cpus))
+		placements_pin_early(r->placements, pid, &r->online, &cpus);
+	free(load);
+}
+
+static int exec_pin_cmp(const void *a, const void *b) {
+	return strcmp(((const struct exec_pin *)a)->comm, ((const struct exec_pin *)b)->comm);
+}
+
+/* Every name a rule pins by comm alone, decided with load. */
+static int decide_all_ahead(struct ruler *r, const unsigned *load) {
+	struct rules_name *names;
+	struct exec_pin *pins;
+	size_t n_names, n = 0;
+	bool every;
+
+	if (rules_exec_names(r->config->rules, r->config->n_rules, &names, &n_names, &every) < 0)
+		return -ENOMEM;
+	pins = calloc(n_names ? n_names : 1, sizeof(*pins));
+	if (!pins) {
+		free(names);
+		return -ENOMEM;
+	}
+	r->ahead_by_load = false;
+	for (size_t i = 0; i < n_names; i++) {
+		struct rule_identity id = { .comm = names[i].comm };
+		unsigned need;
+		const struct rule *rule = rules_match(r->config->rules, r->config->n_rules, &id, &need);
+
+		if (!rule || !early_cpus(r, rule, load, &pins[n].cpus))
+			continue;
+		snprintf(pins[n].comm, sizeof(pins[n].comm), "%s", names[i].comm);
+		pins[n].by_load = placer_rule_balances(rule);
+		r->ahead_by_load |= pins[n].by_load;
+		n++;
+	}
+	free(names);
+	qsort(pins, n, sizeof(*pins), exec_pin_cmp);
+	free(r->ahead);
+	r->ahead = pins;
+	r->n_ahead = n;
+	return 0;
+}
+
+/* Those whose CCX is the least loaded, decided again with load. */
+static void decide_again_by_load(struct ruler *r, const unsigned *load) {
+	for (size_t i = 0; i < r->n_ahead; i++) {
+		struct exec_pin *pin = &r->ahead[i];
+		struct rule_identity id = { .comm = pin->comm };
+		unsigned need;
+		const struct rule *rule;
+
+		if (!pin->by_load)
+			continue;
+		rule = rules_match(r->config->rules, r->config->n_rules, &id, &need);
+		if (!rule || !early_cpus(r, rule, load, &pin->cpus))
+			CPU_ZERO(&pin->cpus);   /* not pinned at its exec now: decided after */
+	}
+}
+
+void ruler_decide_ahead(struct ruler *r) {
+	unsigned *load;
+	size_t n_ccx;
+
+	if (!r->config || (r->ahead_load && !r->ahead_by_load))
+		return;
+	n_ccx = r->topology->n_ccx ? r->topology->n_ccx : 1;
+	load = placed_load(r, 0);
+	if (load && r->ahead_load && memcmp(load, r->ahead_load, n_ccx * sizeof(*load)) == 0) {
+		free(load);
+		return;
+	}
+	if (load && r->ahead_load)
+		decide_again_by_load(r, load);
+	else if (!load || decide_all_ahead(r, load) < 0) {
+		/* No table: every exec is decided after its wake-up. */
+		free(load);
+		load = NULL;
+		r->n_ahead = 0;
+	}
+	free(r->ahead_load);
+	r->ahead_load = load;
+}
+
+static const struct exec_pin *decided_ahead(const struct ruler *r, const char *comm) {
+	struct exec_pin key;
+
+	if (!r->ahead_load || !comm)
+		return NULL;
+	snprintf(key.comm, sizeof(key.comm), "%s", comm);
+	return bsearch(&key, r->ahead, r->n_ahead, sizeof(*r->ahead), exec_pin_cmp);
+}
+
+bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool ahead, bool *pinned) {
 	struct rule_identity id = { .comm = comm };
 	char read[PROCFS_COMM_MAX], *exe = NULL;
+	const struct exec_pin *pin = ahead ? decided_ahead(r, comm) : NULL;
 	const struct rule *rule;
 	unsigned need = 0;
 	bool more;
@@ -447,6 +561,10 @@ bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool *pinned) {
 	placements_settle_early(r->placements);   /* one whose decision never came */
 	if (placements_get(r->placements, pid))
 		return true;
+	if (pin && CPU_COUNT(&pin->cpus) > 0) {
+		*pinned = placements_pin_early(r->placements, pid, &r->online, &pin->cpus) == 0;
+		return true;   /* its rule pins it: the full decision follows */
+	}
 	if (!id.comm) {
 		if (procfs_read_comm(r->root, pid, read) < 0)
 			return false;

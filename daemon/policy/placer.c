@@ -99,6 +99,10 @@ void placer_ccx_cpus(const struct topology_ccx *ccx, enum rule_smt smt, cpu_set_
 			}
 }
 
+bool placer_rule_balances(const struct rule *r) {
+	return (r->policy == RULE_POLICY_PIN && r->ccx_auto) || r->policy == RULE_POLICY_COMPACT;
+}
+
 int placer_rule_cpus(const struct topology *t, const struct rule *r, const struct placer_context *ctx,
 		     cpu_set_t *ret, unsigned *ccx) {
 	unsigned *order;

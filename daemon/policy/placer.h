@@ -25,6 +25,10 @@ struct placer_context {
 int placer_rule_candidates(const struct topology *t, const struct rule *r,
 			   const struct placer_context *ctx, unsigned *order);
 
+/* Whether the CPUs r gives depend on the load: it takes the best of its
+ * CCXs (ccx = auto, policy = compact), the least loaded among equals. */
+bool placer_rule_balances(const struct rule *r);
+
 /* The CPUs a process matched by r gets: for policy pin, every listed CCX (or
  * the best one for ccx = auto); for compact, the best listed CCX; for spread,
  * all of them (placer_spread_sets() says which thread gets which). With

@@ -284,7 +284,7 @@ static void an_exec_is_pinned_before_its_decision(void) {
 	need_two_cpus();
 	pid = spawn();
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, NULL, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, false, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	CHECK(placements_get(w.pl, pid) == NULL);
@@ -308,7 +308,7 @@ static void threads_made_before_the_early_pin_get_it_too(void) {
 	need_two_cpus();
 	pid = spawn_with(4, NULL);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, NULL, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, false, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	CHECK(!every_thread_on(pid, "1"));
@@ -330,7 +330,7 @@ static void an_early_pin_the_rules_do_not_keep_goes_back(void) {
 	need_two_cpus();
 	pid = spawn_with(1, &renamed_fd);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, NULL, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, false, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	if (pid > 1)
@@ -357,11 +357,98 @@ static void a_hand_set_mask_is_not_pinned_early(void) {
 	CHECK_INT(cpulist_parse("0", &zero), 0);
 	CHECK_INT(sched_setaffinity(pid, sizeof(zero), &zero), 0);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, NULL, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, false, &pinned));
 	CHECK(!pinned);
 	CHECK_STR(mask_of(pid), "0");
 	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
 	CHECK_STR(mask_of(pid), "0");
+	world_free(&w);
+	reap(pid);
+}
+
+/* Decided ahead, an exec is pinned from the table: as the rule stood then,
+ * until the rules change (here the rule is changed in place, which only a
+ * new configuration does, to tell the table from a decision on the spot). */
+static void an_exec_decided_ahead_goes_where_the_table_says(void) {
+	static unsigned zero_ccx[] = { 0 };
+	bool pinned;
+	struct world w;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	world_new(&w, RULE_POLICY_PIN);
+	ruler_decide_ahead(w.ruler);
+	w.rule.ccx = zero_ccx;
+	CHECK(ruler_exec(w.ruler, pid, NAME, true, &pinned));
+	CHECK(pinned);
+	CHECK_STR(mask_of(pid), "1");
+	placements_settle_early(w.pl);
+	CHECK_STR(mask_of(pid), "0-1");
+	/* Not ahead: decided on the spot. */
+	CHECK(ruler_exec(w.ruler, pid, NAME, false, &pinned));
+	CHECK_STR(mask_of(pid), "0");
+	placements_settle_early(w.pl);
+	/* The rules changed: decided ahead again. */
+	ruler_use(w.ruler, w.c, w.t);
+	ruler_decide_ahead(w.ruler);
+	CHECK(ruler_exec(w.ruler, pid, NAME, true, &pinned));
+	CHECK(pinned);
+	CHECK_STR(mask_of(pid), "0");
+	placements_settle_early(w.pl);
+	world_free(&w);
+	reap(pid);
+}
+
+/* ccx = auto: each exec decided ahead goes to the CCX with the fewest
+ * processes the rules placed, counted again before each. */
+static void ccx_auto_decided_ahead_follows_the_load(void) {
+	bool pinned;
+	struct world w;
+	pid_t a, b;
+	char first[CPULIST_MAX];
+
+	need_two_cpus();
+	a = spawn();
+	b = spawn();
+	world_new(&w, RULE_POLICY_PIN);
+	w.rule.ccx = NULL;
+	w.rule.n_ccx = 0;
+	w.rule.ccx_auto = true;
+	ruler_use(w.ruler, w.c, w.t);
+	ruler_decide_ahead(w.ruler);
+	CHECK(ruler_exec(w.ruler, a, NAME, true, &pinned));
+	CHECK(pinned);
+	CHECK_INT(ruler_evaluate(w.ruler, a, RULING_EXEC), 0);
+	snprintf(first, sizeof(first), "%s", mask_of(a));
+	CHECK(strcmp(first, "0") == 0 || strcmp(first, "1") == 0);
+	ruler_decide_ahead(w.ruler);
+	CHECK(ruler_exec(w.ruler, b, NAME, true, &pinned));
+	CHECK(pinned);
+	CHECK_STR(mask_of(b), strcmp(first, "0") == 0 ? "1" : "0");
+	CHECK_INT(ruler_evaluate(w.ruler, b, RULING_EXEC), 0);
+	CHECK_STR(mask_of(b), strcmp(first, "0") == 0 ? "1" : "0");
+	ruler_restore_all(w.ruler, false);
+	world_free(&w);
+	reap(a);
+	reap(b);
+}
+
+/* Nothing is decided ahead outside mode = enforce. */
+static void nothing_is_pinned_ahead_in_dry_run(void) {
+	bool pinned;
+	struct world w;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	world_new(&w, RULE_POLICY_PIN);
+	w.c->mode = CONFIG_MODE_DRY_RUN;
+	ruler_use(w.ruler, w.c, w.t);
+	ruler_decide_ahead(w.ruler);
+	CHECK(ruler_exec(w.ruler, pid, NAME, true, &pinned));
+	CHECK(!pinned);
+	CHECK_STR(mask_of(pid), "0-1");
 	world_free(&w);
 	reap(pid);
 }
@@ -376,7 +463,7 @@ static void a_stranger_is_not_looked_at_further(void) {
 	pid = spawn();
 	world_new(&w, RULE_POLICY_PIN);
 	w.rule.name = "ccxt-nobody";
-	CHECK(!ruler_exec(w.ruler, pid, NULL, &pinned));
+	CHECK(!ruler_exec(w.ruler, pid, NULL, false, &pinned));
 	CHECK(!pinned);
 	CHECK_STR(mask_of(pid), "0-1");
 	w.rule.name = NAME;
@@ -388,4 +475,6 @@ TEST_MAIN(T(a_rule_pins_and_gives_back), T(a_rule_takes_a_seat_with_the_true_ori
 	  T(a_rule_that_leaves_it_alone_gives_a_seat_back), T(a_hand_set_mask_is_left_alone),
 	  T(released_by_hand_until_it_executes), T(an_exec_is_pinned_before_its_decision),
 	  T(threads_made_before_the_early_pin_get_it_too), T(an_early_pin_the_rules_do_not_keep_goes_back),
-	  T(a_hand_set_mask_is_not_pinned_early), T(a_stranger_is_not_looked_at_further))
+	  T(a_hand_set_mask_is_not_pinned_early), T(an_exec_decided_ahead_goes_where_the_table_says),
+	  T(ccx_auto_decided_ahead_follows_the_load), T(nothing_is_pinned_ahead_in_dry_run),
+	  T(a_stranger_is_not_looked_at_further))

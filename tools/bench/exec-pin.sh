@@ -3,16 +3,17 @@
 # and in alternating rounds, for tuned's scheduler plugin, a bare pinner
 # driven by perf, and the floor under them all. Prints a Markdown report.
 #
-#   tools/bench/exec-pin.sh [ROUNDS] [EXECS] [STORM] [BEFORE]
+#   tools/bench/exec-pin.sh [ROUNDS] [EXECS] [STORM] [BEFORE] [KINDS]
 #       (root; default 3 200 2000; BEFORE: another ccxd binary, e.g. the
-#       build before a change, measured as role "before")
+#       build before a change, measured as role "before", or "" for none;
+#       KINDS: the kinds below to measure, all by default)
 #
-# Six kinds of target: static or dynamic (ld.so runs first); after its exec
-# it sleeps (hold), computes (spin) or makes 8 computing threads at once
-# (threads: an encoder's shape, every CPU busy); and busy: a static target
-# that computes while two other programs compute too (every CPU busy
-# before the exec and after). Each round measures every role on every kind
-# (EXECS execs each), in an order that turns from round to round.
+# Eight kinds of target: static or dynamic (ld.so runs first); after its
+# exec it sleeps (hold), computes (spin) or makes 8 computing threads at
+# once (threads: an encoder's shape, every CPU busy); and the "-busy"
+# kinds, where two other programs compute all along (every CPU busy before
+# the exec and after). Each round measures every role on every kind (EXECS
+# execs each), in an order that turns from round to round.
 #
 # Latency: from the child's execve (timestamped in the child just before
 # it) to the first sched_setaffinity() call on it, read from the kernel's
@@ -42,7 +43,7 @@ ROUNDS=${1:-3}
 N=${2:-200}
 STORM=${3:-2000}
 BEFORE=${4:-}
-KINDS="static-hold static-spin dynamic-hold dynamic-spin dynamic-threads static-busy"
+KINDS=${5:-static-hold static-spin dynamic-hold dynamic-spin dynamic-threads static-spin-busy dynamic-spin-busy dynamic-hold-busy}
 [ "$(id -u)" -eq 0 ] || { echo "exec-pin.sh needs root" >&2; exit 1; }
 make -s all >/dev/null
 for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
@@ -100,8 +101,9 @@ rotate() {
 	while [ "$k" -gt 0 ]; do set -- "$@" "$1"; shift; k=$((k - 1)); done
 	echo "$@"
 }
-program() { echo "$WORK/${1%-*}/ccxt-bench"; }
-mode() { case $1 in *-busy) echo spin ;; *) echo "${1#*-}" ;; esac; }
+# program KIND, mode KIND: its binary, and what it does after the exec
+program() { echo "$WORK/${1%%-*}/ccxt-bench"; }
+mode() { m=${1#*-}; echo "${m%-busy}"; }
 # hogs KIND: two programs that compute all along, for the busy kind
 hogs() {
 	case $1 in *-busy) ;; *) return 0 ;; esac
