@@ -540,13 +540,23 @@ void ruler_decide_ahead(struct ruler *r) {
 	r->ahead_load = load;
 }
 
+/* comm's entry in the table: a search that touches little memory, since it
+ * runs between a wake-up and the pin, where each cold page costs. */
 static const struct exec_pin *decided_ahead(const struct ruler *r, const char *comm) {
-	struct exec_pin key;
+	size_t lo = 0, hi = r->ahead_load && comm ? r->n_ahead : 0;
 
-	if (!r->ahead_load || !comm)
-		return NULL;
-	snprintf(key.comm, sizeof(key.comm), "%s", comm);
-	return bsearch(&key, r->ahead, r->n_ahead, sizeof(*r->ahead), exec_pin_cmp);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strncmp(comm, r->ahead[mid].comm, RULE_COMM_MAX);
+
+		if (c == 0)
+			return &r->ahead[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
 }
 
 bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool ahead, bool *pinned) {
