@@ -263,7 +263,11 @@ install: all
 			> $(DESTDIR)$(UNITDIR)/$${u##*/} && chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
 	done
 	install -m 0644 systemd/ccxd.sysusers $(DESTDIR)$(SYSUSERSDIR)/ccxd.conf
-	for m in $(MAN_PAGES); do install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; done
+	@# The man pages name the presets' directory where PREFIX puts it.
+	for m in $(MAN_PAGES); do \
+		sed 's|/usr/share/ccxd/ccxd\.conf\.d|$(PRESETSDIR)|g' $$m > $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} && \
+			chmod 0644 $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
+	done
 	for c in $(COMPLETIONS); do install -m 0644 $$c $(DESTDIR)$(BASHCOMPLETIONDIR)/$${c##*/} || exit 1; done
 	@# What a package's scripts would do, on this very system only: make
 	@# the service's user, and let a running systemd see the new units.

@@ -356,15 +356,26 @@ static void ccx_note(json_object *x, size_t n_ccx, int64_t best_clock, int64_t l
 #undef NOTE
 }
 
+/* "1 package", "2 packages": count with its noun, then after. */
+static void print_count(FILE *f, const char *count, const char *noun, const char *after) {
+	fprintf(f, "%s %s%s%s", count ? count : "?", noun, count && strcmp(count, "1") == 0 ? "" : "s", after);
+}
+
 void print_topology(FILE *f, json_object *r) {
 	json_object *ccxs = get(r, "ccxs");
 	struct table t = { .n_columns = 7 };
 	int64_t best_cache, best_clock, lowest_clock, smallest_cache = INT64_MAX;
+	char n_ccxs[24];
 
 	text_escape_json(r);
-	fprintf(f, "%s: %s packages, %s NUMA nodes, %zu CCXs, %s cores, %s CPUs (online %s)\n", str(r, "source"),
-		str(r, "packages"), str(r, "numa_nodes"), len_of(ccxs), str(r, "cores"), str(r, "pus"),
-		str(r, "online"));
+	snprintf(n_ccxs, sizeof(n_ccxs), "%zu", len_of(ccxs));
+	fprintf(f, "%s: ", str(r, "source"));
+	print_count(f, str(r, "packages"), "package", ", ");
+	print_count(f, str(r, "numa_nodes"), "NUMA node", ", ");
+	print_count(f, n_ccxs, "CCX", ", ");
+	print_count(f, str(r, "cores"), "core", ", ");
+	print_count(f, str(r, "pus"), "CPU", "");
+	fprintf(f, " (online %s)\n", str(r, "online"));
 	topology_bests(ccxs, &best_cache, &best_clock, &lowest_clock);
 	if (str(r, "clock_source") && !is(r, "clock_source", "none"))
 		fprintf(f, "clocks: from %s%s\n", str(r, "clock_source"),

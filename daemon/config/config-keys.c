@@ -336,7 +336,7 @@ static int set_recheck(struct assignment *a) {
 	int r = config_parse_duration(a->value, &usec);
 
 	if (r == -EINVAL)
-		return invalid(a, "a duration such as 30s, 5m or 1h; 0: never");
+		return invalid(a, "a duration such as 30s, 5m or 1h; 0: only when the group changes");
 	if (r < 0 || usec > 24 * 3600 * 1000000ULL)
 		return reject(a, "%s %s out of range (0..24h)", a->key, a->value);
 	a->config->recheck_usec = usec;

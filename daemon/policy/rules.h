@@ -25,7 +25,8 @@ enum rule_smt {
 enum rule_prefer {
 	RULE_PREFER_ANY,
 	RULE_PREFER_CACHE,        /* among CCXs, the largest L3 first */
-	RULE_PREFER_FREQUENCY,    /* among CCXs, the smallest L3 first (higher clocks on X3D parts) */
+	RULE_PREFER_FREQUENCY,    /* among CCXs, the highest clock first where the machine says; else the
+				   * smallest L3 (the one that clocks higher on X3D parts) */
 };
 
 struct rule {

@@ -57,6 +57,10 @@ check "with PREFIX=/usr/local the units name /usr/local" sh -c "
 	grep -qx 'ExecStart=/usr/local/sbin/ccxd --give-back' $WORK/local/usr/local/lib/systemd/system/ccxd-restore.service &&
 	! grep -q '/usr/sbin\|/usr/bin' $WORK/local/usr/local/lib/systemd/system/ccxd.service"
 check_presets "$WORK/local" /usr/local
+check "with PREFIX=/usr/local the man pages name its presets directory" sh -c "
+	grep -q '/usr/local/share/ccxd/ccxd.conf.d' $WORK/local/usr/local/share/man/man5/ccxd.conf.5 &&
+	grep -q '/usr/local/share/ccxd/ccxd.conf.d' $WORK/local/usr/local/share/man/man8/ccxd.8 &&
+	! grep -q '/usr/share/ccxd/ccxd.conf.d' $WORK/local/usr/local/share/man/man5/ccxd.conf.5 $WORK/local/usr/local/share/man/man8/ccxd.8"
 make -s uninstall DESTDIR="$WORK/local" >/dev/null
 check "uninstall removes the empty drop-in and presets directories (PREFIX=/usr/local)" \
 	sh -c "[ ! -e $WORK/local/etc/ccxd.conf.d ] && [ ! -e $WORK/local/usr/local/share/ccxd ]"

@@ -167,6 +167,26 @@ static void views_show_names_as_text(void) {
 	shown_as_text(print_an_error, "{\"message\": \"no process %s\", \"errors\": [\"%s\"]}");
 }
 
+/* One of a thing is named in the singular, several in the plural. */
+static void counts_read_as_words(void) {
+	char *one = view(print_topology,
+			 "{\"source\": \"%s\", \"packages\": 1, \"numa_nodes\": 1, \"cores\": 1, \"pus\": 1, "
+			 "\"online\": \"0\", \"ccxs\": [{\"index\": 0, \"cpus\": \"0\", \"usable\": true}]}",
+			 "system");
+	char *two = view(print_topology,
+			 "{\"source\": \"%s\", \"packages\": 2, \"numa_nodes\": 2, \"cores\": 2, \"pus\": 4, "
+			 "\"online\": \"0-3\", \"ccxs\": [{\"index\": 0, \"cpus\": \"0-1\", \"usable\": true}, "
+			 "{\"index\": 1, \"cpus\": \"2-3\", \"usable\": true}]}",
+			 "system");
+
+	CHECK(strstr(one, "system: 1 package, 1 NUMA node, 1 CCX, 1 core, 1 CPU (online 0)\n") != NULL);
+	CHECK(strstr(two, "system: 2 packages, 2 NUMA nodes, 2 CCXs, 2 cores, 4 CPUs (online 0-3)\n") != NULL);
+	if (test_failed)
+		printf("# printed:\n%s%s", one, two);
+	free(one);
+	free(two);
+}
+
 /* Replies of the wrong shape print what they can, and nothing breaks. */
 static void views_take_any_reply(void) {
 	static const char *const replies[] = {
@@ -190,4 +210,4 @@ static void views_take_any_reply(void) {
 
 TEST_MAIN(T(escapes_control_characters), T(passes_utf8_through), T(escapes_what_is_not_utf8), T(escapes_c1_controls_and_bidi_marks), T(escapes_the_empty_string),
 	  T(escapes_long_strings_whole), T(escapes_every_string_of_a_reply), T(views_show_names_as_text),
-	  T(views_take_any_reply))
+	  T(counts_read_as_words), T(views_take_any_reply))
