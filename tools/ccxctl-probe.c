@@ -758,7 +758,7 @@ static int cmd_probe_daemon(const struct options *opts, const struct cmd_probe_a
 	if (r == -ENOENT || r == -ECONNREFUSED) {
 		fprintf(stderr, "ccxctl probe: ccxd is not running (no answer on %s); --local runs the probe here\n",
 			opts->socket);
-		return 1;
+		return EXIT_NOT_RUNNING;
 	}
 	if (r < 0) {
 		fprintf(stderr, "ccxctl probe: talking to ccxd on %s failed: %s\n", opts->socket, strerror(-r));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ccxctl-print.h"
 #include "ccxctl.h"
@@ -14,6 +15,7 @@
 #include "topology.h"
 
 #define CALL_TIMEOUT_MS (30 * 1000)
+
 
 struct command {
 	const char *name;
@@ -27,24 +29,48 @@ struct command {
 
 /* ---- talking to the daemon -------------------------------------------- */
 
+/* The exit status of the last call that failed. */
+static int call_failed = EXIT_FAILURE;
+
+/* Why nothing answered on path (r, from connect() or what follows), and
+ * what to do about it, in one line. Returns the exit status. */
+static int say_no_answer(const char *path, int r) {
+	struct stat st;
+
+	if (r == -ENOENT) {
+		fprintf(stderr, "ccxctl: ccxd is not running: no socket %s (start it: systemctl start ccxd.socket; "
+				"or name another with --socket)\n", path);
+		return EXIT_NOT_RUNNING;
+	}
+	if (r == -ECONNREFUSED && stat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		fprintf(stderr, "ccxctl: %s is not a socket (--socket names ccxd's)\n", path);
+		return EXIT_FAILURE;
+	}
+	if (r == -ECONNREFUSED) {
+		fprintf(stderr, "ccxctl: ccxd is not running: nothing listens on %s (start it: systemctl start ccxd)\n",
+			path);
+		return EXIT_NOT_RUNNING;
+	}
+	if (r == -EACCES || r == -EPERM) {
+		fprintf(stderr, "ccxctl: permission denied on %s: ccxd answers root and the members of group ccxd "
+				"(usermod -aG ccxd USER, then log in again)\n", path);
+		return EXIT_FAILURE;
+	}
+	fprintf(stderr, "ccxctl: talking to ccxd on %s failed: %s\n", path, strerror(-r));
+	return EXIT_FAILURE;
+}
+
 /* Calls method; prints the failure and returns NULL when there is no answer
- * or the answer is an error. */
+ * or the answer is an error (call_failed says which exit status). */
 static json_object *call(const struct options *o, const char *method, json_object *params) {
 	json_object *reply = NULL;
 	char *error = NULL;
 	int r = protocol_call(o->socket, method, params, CALL_TIMEOUT_MS, &reply, &error);
 
 	json_object_put(params);
-	if (r == -ENOENT || r == -ECONNREFUSED) {
-		fprintf(stderr, "ccxctl: ccxd is not running (no answer on %s)\n", o->socket);
-		return NULL;
-	}
-	if (r == -EACCES) {
-		fprintf(stderr, "ccxctl: not allowed to talk to ccxd on %s\n", o->socket);
-		return NULL;
-	}
+	call_failed = EXIT_FAILURE;
 	if (r < 0) {
-		fprintf(stderr, "ccxctl: talking to ccxd on %s failed: %s\n", o->socket, strerror(-r));
+		call_failed = say_no_answer(o->socket, r);
 		return NULL;
 	}
 	if (error) {
@@ -66,7 +92,7 @@ void print_json(json_object *o) {
  * and said why): its JSON with --json, else view's words. Frees r. */
 static int show(const struct options *o, json_object *r, void (*view)(FILE *f, json_object *r)) {
 	if (!r)
-		return 1;
+		return call_failed;
 	if (o->json)
 		print_json(r);
 	else
@@ -138,7 +164,7 @@ static int cmd_pin(const struct options *o, int argc, char **argv) {
 
 	(void)argc;
 	if (parse_number("PID", argv[0], INT_MAX, &pid) < 0 || parse_number("CCX", argv[1], CPU_SETSIZE - 1, &ccx) < 0)
-		return 2;
+		return EXIT_USAGE;
 	params = json_object_new_object();
 	json_object_object_add(params, "pid", json_object_new_int64(pid));
 	json_object_object_add(params, "ccx", json_object_new_int64(ccx));
@@ -151,7 +177,7 @@ static int cmd_unpin(const struct options *o, int argc, char **argv) {
 
 	(void)argc;
 	if (parse_number("PID", argv[0], INT_MAX, &pid) < 0)
-		return 2;
+		return EXIT_USAGE;
 	params = json_object_new_object();
 	json_object_object_add(params, "pid", json_object_new_int64(pid));
 	return show(o, call(o, CCXD_METHOD_UNPIN, params), print_unpinned);
@@ -195,8 +221,10 @@ static int cmd_version(const struct options *o, int argc, char **argv) {
 			print_version(stdout, r);
 	}
 	json_object_put(r);
-	return r ? 0 : 1;
+	return r ? 0 : call_failed;
 }
+
+static int cmd_help(const struct options *o, int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "status",   "",        "processes ccxd placed, and why",          0, 0, cmd_status },
@@ -208,6 +236,7 @@ static const struct command commands[] = {
 	{ "metrics",  "",        "counters in Prometheus text format",      0, 0, cmd_metrics },
 	{ "version",  "",        "versions of ccxctl and ccxd",             0, 0, cmd_version },
 	{ "probe",    "[OPTIONS]", "measure what placement costs (--local; --help)", OWN_OPTIONS, OWN_OPTIONS, cmd_probe },
+	{ "help",     "[COMMAND]", "this help, or a command's",             0, 1, cmd_help },
 };
 
 static void usage(FILE *f) {
@@ -221,16 +250,57 @@ static void usage(FILE *f) {
 		   "  -s, --socket PATH   ccxd's socket (default $CCXD_SOCKET or /run/ccxd/ccxd.sock)\n"
 		   "  -j, --json          print the daemon's JSON\n"
 		   "  -t, --topology SPEC with 'topology': system, xml:PATH or synthetic:STRING\n"
-		   "  -h, --help          print this help\n");
+		   "  -h, --help          print this help (after a command: that command's)\n"
+		   "  -V, --version       print ccxctl's version\n");
 }
 
-/* Returns -1 to go on, or the exit status. */
-static int parse_options(int argc, char **argv, const char *optstring, struct options *o) {
+static const struct command *find_command(const char *name) {
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* A mistake on the command line: one line and where to look, not the
+ * whole usage. */
+static int misused(const char *fmt, const char *what) {
+	fprintf(stderr, "ccxctl: ");
+	fprintf(stderr, fmt, what);
+	fprintf(stderr, "; 'ccxctl help' lists the commands and options\n");
+	return EXIT_USAGE;
+}
+
+static void command_help(FILE *f, const struct command *c) {
+	fprintf(f, "Usage: ccxctl [OPTIONS] %s%s%s\n\n%s.\nccxctl --help lists the options; ccxctl(1) says more.\n",
+		c->name, c->args[0] ? " " : "", c->args, c->help);
+}
+
+static int cmd_help(const struct options *o, int argc, char **argv) {
+	const struct command *c = argc > 0 ? find_command(argv[0]) : NULL;
+
+	if (argc == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (!c)
+		return misused("no command '%s'", argv[0]);
+	/* A command that parses its own options says its own help. */
+	if (c->min_args == OWN_OPTIONS)
+		return c->run(o, 2, (char *[]){ (char *)c->name, "--help", NULL });
+	command_help(stdout, c);
+	return 0;
+}
+
+/* Returns -1 to go on, or the exit status. c: the command given, whose help
+ * --help prints; NULL before it. */
+static int parse_options(int argc, char **argv, const char *optstring, struct options *o,
+			 const struct command *c) {
 	static const struct option long_options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "topology", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
 	int opt;
@@ -247,21 +317,21 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			o->topology = optarg;
 			break;
 		case 'h':
-			usage(stdout);
+			if (c)
+				command_help(stdout, c);
+			else
+				usage(stdout);
+			return 0;
+		case 'V':
+			printf("ccxctl %s\n", CCXD_VERSION);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			/* getopt said what was wrong. */
+			fprintf(stderr, "Try 'ccxctl help%s%s'.\n", c ? " " : "", c ? c->name : "");
+			return EXIT_USAGE;
 		}
 	}
 	return -1;
-}
-
-static const struct command *find_command(const char *name) {
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
-	return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -273,19 +343,16 @@ int main(int argc, char **argv) {
 	if (!o.socket || !*o.socket)
 		o.socket = CCXD_DEFAULT_SOCKET;
 	/* ccxctl's own options come before the command ("+": stop there) ... */
-	r = parse_options(argc, argv, "+s:jt:h", &o);
+	r = parse_options(argc, argv, "+s:jt:hV", &o, NULL);
 	if (r >= 0)
 		return r;
 	if (optind >= argc) {
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
 	c = find_command(argv[optind]);
-	if (!c) {
-		fprintf(stderr, "ccxctl: unknown command '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
+	if (!c)
+		return misused("unknown command '%s'", argv[optind]);
 	if (c->min_args == OWN_OPTIONS)
 		return c->run(&o, argc - optind, argv + optind);
 	/* ... or anywhere after it ("topology --topology SPEC"). getopt
@@ -295,13 +362,13 @@ int main(int argc, char **argv) {
 	n = argc - optind;
 	rest[0] = argv[0];
 	optind = 0;
-	r = parse_options(n, rest, "s:jt:h", &o);
+	r = parse_options(n, rest, "s:jt:hV", &o, c);
 	if (r >= 0)
 		return r;
 	n -= optind;
 	if (n < c->min_args || n > c->max_args) {
 		fprintf(stderr, "Usage: ccxctl %s %s\n", c->name, c->args);
-		return 2;
+		return EXIT_USAGE;
 	}
 	return c->run(&o, n, rest + optind);
 }

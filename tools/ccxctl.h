@@ -15,6 +15,10 @@ struct options {
 	bool json;
 };
 
+/* Exit statuses (ccxctl(1)); 1 for the rest of what fails. */
+#define EXIT_USAGE 2
+#define EXIT_NOT_RUNNING 3        /* nothing listens: as LSB's "program is not running" */
+
 void print_json(json_object *o);
 
 /* ccxctl probe: parses its own options, so argv[0] is "probe". */

@@ -4,8 +4,29 @@ SEND=$TOP/tools/helpers/ccxd-send
 
 out=$("$CCXCTL" --socket "$WORK/none.sock" status 2>&1)
 rc=$?
-check "no daemon: exit status 1" [ "$rc" -eq 1 ]
-check "no daemon: one line saying so" sh -c "[ \$(echo '$out' | wc -l) -eq 1 ] && echo '$out' | grep -q 'ccxd is not running'"
+check "no daemon: exit status 3, not running" [ "$rc" -eq 3 ]
+check "no daemon: one line saying so, and how to start it" \
+	sh -c "[ \$(echo '$out' | wc -l) -eq 1 ] && echo '$out' | grep -q 'ccxd is not running: no socket .*systemctl start ccxd.socket'"
+: > "$WORK/plain"
+"$CCXCTL" --socket "$WORK/plain" status 2>"$WORK/said"
+rc=$?
+check "a file that is no socket: says so, exit status 1" sh -c "[ $rc -eq 1 ] && grep -q 'is not a socket' $WORK/said"
+
+# The conventions of systemctl and its kin: help, --help, --version, and
+# one line for a mistake.
+check "--version prints ccxctl's, without ccxd" sh -c "[ \"\$($CCXCTL --socket $WORK/none.sock --version)\" = 'ccxctl $(sed -n 's/^VERSION *:= *//p' "$TOP/Makefile")' ]"
+check "help lists the commands" sh -c "$CCXCTL help | grep -q '^  pin PID CCX'"
+check "help COMMAND says that command's usage" sh -c "$CCXCTL help pin | grep -q '^Usage: ccxctl \[OPTIONS\] pin PID CCX'"
+check "COMMAND --help says the same" sh -c "[ \"\$($CCXCTL pin --help)\" = \"\$($CCXCTL help pin)\" ]"
+check "help of a command with options of its own is its own" sh -c "$CCXCTL help probe | grep -q 'ccxctl probe --local'"
+"$CCXCTL" bogus 2>"$WORK/said"
+rc=$?
+check "an unknown command: one line with a hint, exit status 2" \
+	sh -c "[ $rc -eq 2 ] && [ \$(wc -l < $WORK/said) -eq 1 ] && grep -qF \"unknown command 'bogus'; 'ccxctl help'\" $WORK/said"
+"$CCXCTL" status --bogus 2>"$WORK/said"
+rc=$?
+check "an unknown option: what getopt says and a hint, exit status 2" \
+	sh -c "[ $rc -eq 2 ] && [ \$(wc -l < $WORK/said) -eq 2 ] && grep -qF \"Try 'ccxctl help status'\" $WORK/said"
 
 prog=$(make_program ccxt-prog)
 write_conf <<CONF
@@ -40,6 +61,12 @@ for cmd in "pin $pid 0" "unpin $pid" "reload"; do
 	check "nobody is refused '${cmd%% *}'" sh -c "[ $rc -eq 1 ] && echo '$out' | grep -q 'io.ccxd.PermissionDenied'"
 done
 check "a refused pin changed nothing" cpus_are "$pid" 1
+chmod 600 "$SOCK"
+out=$(as_nobody "$NOBODY_CTL" --socket "$SOCK" status 2>&1)
+rc=$?
+chmod 666 "$SOCK"
+check "a socket nobody may not open: permission denied, and the group that may" \
+	sh -c "[ $rc -eq 1 ] && echo '$out' | grep -q 'permission denied on .*group ccxd (usermod -aG ccxd'"
 
 # Protocol errors are Varlink errors.
 reply=$("$SEND" "$SOCK" '{"method":"io.ccxd.Nope"}')

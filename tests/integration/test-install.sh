@@ -109,6 +109,8 @@ commands=$("$CCXCTL" --help | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 }
 check "completes ccxctl's commands ($commands)" [ "$(complete_ccx ccxctl '')" = "$commands" ]
 check "among them status, pin and metrics" sh -c "for c in status pin metrics; do echo ' $commands' | grep -q \" \$c \" || exit 1; done"
 check "completes ccxctl's options" [ "$(complete_ccx ccxctl --j)" = "--json " ]
+check "completes --version" [ "$(complete_ccx ccxctl --v)" = "--version " ]
+check "completes help's command" [ "$(complete_ccx ccxctl help pr)" = "probe " ]
 check "completes after options" [ "$(complete_ccx ccxctl --json re)" = "reload " ]
 check "completes pin's PID" sh -c "echo ' $(complete_ccx ccxctl pin '') ' | grep -q ' $$ '"
 check "completes ccxd's options" [ "$(complete_ccx ccxd --c)" = "--check-config --config " ]

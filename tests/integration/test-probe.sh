@@ -8,7 +8,7 @@ holds() { jq -e "$@" >/dev/null; }   # holds FILTER FILE: the filter is true of 
 
 out=$($CCXCTL --socket "$SOCK" probe --quick 2>&1)
 rc=$?
-check "without --local and no ccxd: exit status 1" [ "$rc" -eq 1 ]
+check "without --local and no ccxd: exit status 3, not running" [ "$rc" -eq 3 ]
 check "without --local and no ccxd: one line pointing to --local" \
 	sh -c "[ \$(printf '%s\n' '$out' | wc -l) -eq 1 ] && printf '%s' '$out' | grep -q 'ccxd is not running.*--local'"
 $PROBE --local --bogus >/dev/null 2>&1
