@@ -82,8 +82,11 @@ static json_object *call(const struct options *o, const char *method, json_objec
 	return reply;
 }
 
+/* --json: pretty, or with --json=short one line, for a program to read. */
+static int json_style = JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+
 void print_json(json_object *o) {
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+	printf("%s\n", json_object_to_json_string_ext(o, json_style | JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 /* ---- commands ---------------------------------------------------------- */
@@ -248,7 +251,7 @@ static void usage(FILE *f) {
 	}
 	fprintf(f, "\nOptions:\n"
 		   "  -s, --socket PATH   ccxd's socket (default $CCXD_SOCKET or /run/ccxd/ccxd.sock)\n"
-		   "  -j, --json          print the daemon's JSON\n"
+		   "  -j, --json[=STYLE]  print the daemon's JSON: pretty, or short (one line)\n"
 		   "  -t, --topology SPEC with 'topology': system, xml:PATH or synthetic:STRING\n"
 		   "  -h, --help          print this help (after a command: that command's)\n"
 		   "  -V, --version       print ccxctl's version\n");
@@ -297,7 +300,7 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			 const struct command *c) {
 	static const struct option long_options[] = {
 		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
+		{ "json", optional_argument, NULL, 'j' },
 		{ "topology", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -312,6 +315,10 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 'j':
 			o->json = true;
+			if (optarg && strcmp(optarg, "short") == 0)
+				json_style = JSON_C_TO_STRING_PLAIN;
+			else if (optarg && strcmp(optarg, "pretty") != 0)
+				return misused("--json is pretty or short, not '%s'", optarg);
 			break;
 		case 't':
 			o->topology = optarg;

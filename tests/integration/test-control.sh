@@ -44,6 +44,11 @@ start_ccxd
 chmod 666 "$SOCK"
 
 check "version answers" sh -c "$CCXCTL --socket $SOCK version | grep -q '^ccxd '"
+check "--json=short: one line of the same JSON" sh -c "
+	[ \$($CCXCTL --socket $SOCK --json=short status | wc -l) -eq 1 ] &&
+	[ \"\$($CCXCTL --socket $SOCK --json=short rules | jq -c .)\" = \"\$($CCXCTL --socket $SOCK --json rules | jq -c .)\" ]"
+check "--json=pretty is --json" sh -c "[ \"\$($CCXCTL --socket $SOCK --json=pretty rules)\" = \"\$($CCXCTL --socket $SOCK --json rules)\" ]"
+check "--json of another style: exit status 2" sh -c "$CCXCTL --socket $SOCK --json=wide status 2>/dev/null; [ \$? -eq 2 ]"
 check "topology --json has both CCXs" sh -c "[ \"\$($CCXCTL --socket $SOCK --json topology | jq -c '[.ccxs[].cpus]')\" = '[\"0\",\"1\"]' ]"
 check "topology prints a table" sh -c "$CCXCTL --socket $SOCK topology | grep -Eq '^1 +1 +1 '"
 check "rules --json lists the rule" sh -c "[ \"\$($CCXCTL --socket $SOCK --json rules | jq -c '.rules[0] | [.name, .ccx, .policy]')\" = '[\"ccxt-prog\",[1],\"pin\"]' ]"
