@@ -118,7 +118,10 @@ check "whose reason says why" sh -c "echo '$r' | grep -qE '^rule ccxt-forks: bac
 
 # 4. A spill never widens a cgroup cpuset: a program whose cpuset holds its
 #    own CCX alone stays there, crowded or not, and nothing is counted.
+#    The program of 3. (kept for the check after ccxd's stop) is stopped
+#    meanwhile: computing on CCX 1 too, it would spill in its place.
 if cpuset_of 1; then
+	sig STOP "$P"
 	spawn "$WORK/ccxt-spills" spin
 	Q=$SPAWNED
 	confine "$Q"
@@ -132,6 +135,7 @@ if cpuset_of 1; then
 	check "and ccxd never widened it" always 3 sh -c \
 		"[ \"\$('$CCXCTL' --socket '$SOCK' --json status | jq -r '.processes[] | select(.pid == $Q) | .cpus')\" = 1 ]"
 	sig KILL "$Q" "$HOG"
+	sig CONT "$P"
 else
 	echo "ok - a spill never widens a cgroup cpuset # SKIP no writable cgroup cpuset controller here"
 fi
