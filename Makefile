@@ -83,9 +83,10 @@ COMMON_SRC := $(wildcard common/*.c)
 # The probe and its codec: a library of their own, which ccxd (through its
 # prober) and ccxctl (probe --local) both link.
 PROBE_SRC  := $(wildcard probe/*.c)
-# The daemon's parts: the pure policies, the sampler, the prober and the
-# config each in a folder of their own; every folder is on the include path.
-DAEMON_DIRS := daemon daemon/policy daemon/sample daemon/prober daemon/config
+# The daemon: its process and event loop at the top, each layer in a folder
+# of its own (docs/design.md); every folder is on the include path.
+DAEMON_DIRS := daemon daemon/events daemon/placements daemon/rules daemon/automatic daemon/policy daemon/sample \
+               daemon/prober daemon/reports daemon/host daemon/config
 # tools/ too, for the tests of ccxctl's printing.
 INCLUDES   := -Icommon -Iprobe $(addprefix -I,$(DAEMON_DIRS)) -Itools
 DAEMON_SRC := $(filter-out daemon/main.c,$(wildcard $(addsuffix /*.c,$(DAEMON_DIRS))))
@@ -161,11 +162,11 @@ $(TRAFFIC_OBJECT): daemon/sample/bpf/traffic.bpf.c daemon/sample/traffic-records
 	clang $(BPF_CFLAGS) -c -o $@ $<
 daemon/sample/traffic.o: $(TRAFFIC_OBJECT)
 
-# The exec programs (daemon/execs.c), the same way.
-EXECS_OBJECT := daemon/bpf/execs.bpf.o
-$(EXECS_OBJECT): daemon/bpf/execs.bpf.c daemon/execs-records.h daemon/bpf/kernel.h Makefile
+# The exec programs (daemon/events/execs.c), the same way.
+EXECS_OBJECT := daemon/events/bpf/execs.bpf.o
+$(EXECS_OBJECT): daemon/events/bpf/execs.bpf.c daemon/events/execs-records.h daemon/bpf/kernel.h Makefile
 	clang $(BPF_CFLAGS) -c -o $@ $<
-daemon/execs.o: $(EXECS_OBJECT)
+daemon/events/execs.o: $(EXECS_OBJECT)
 
 # Every object depends on every header: the project is small enough that this
 # costs nothing and it can never build against a stale header.
@@ -211,7 +212,7 @@ FUZZ_SECONDS ?= 60
 
 $(FUZZ_DIR)/daemon/sample/taskiter.o: $(TASKITER_OBJECT)
 $(FUZZ_DIR)/daemon/sample/traffic.o: $(TRAFFIC_OBJECT)
-$(FUZZ_DIR)/daemon/execs.o: $(EXECS_OBJECT)
+$(FUZZ_DIR)/daemon/events/execs.o: $(EXECS_OBJECT)
 $(FUZZ_DIR)/daemon/config/config.o: FUZZ_CFLAGS += $(PATH_FLAGS)
 $(FUZZ_DIR)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)

@@ -1,4 +1,4 @@
-/* The kernel's structures that ccxd's BPF programs read (execs.bpf.c,
+/* The kernel's structures that ccxd's BPF programs read (events/bpf/execs.bpf.c,
  * sample/bpf/taskiter.bpf.c and traffic.bpf.c), each with only the fields
  * one of them reads. preserve_access_index: CO-RE relocates every field to
  * the running kernel's layout (its BTF), so no kernel headers are needed,

@@ -2,7 +2,7 @@
 # never answers: nobody maps a file of a FUSE file system whose reads are
 # never answered over the pages of its arguments, and runs under the name
 # of a program whose rule reads the command line. ccxd reads command lines
-# only where a rule needs one, and off its event loop (daemon/cmdlines.c,
+# only where a rule needs one, and off its event loop (daemon/rules/cmdlines.c,
 # whose unit test holds a read that blocks): it must answer, pin root's
 # program of that rule, start again past that process (its start-up scan
 # reads every command line a rule needs), and stop. Linux 4.17 and later

@@ -1,11 +1,14 @@
-# The one owner of affinities: placements.c carries out every decision to
-# set or restore an affinity (docs/design.md), the pin at exec included, and
-# is the only caller of the actuator; only the actuator calls the kernel.
-# Elsewhere an entry of the table is read through const pointers, and
-# placements-table.h, which hands out writable ones, is the module's own.
-# (The daemon and what it links. The probe worker places its own threads as
-# it makes them, pthread_attr_setaffinity_np(); the helpers and benchmarks
-# under tools/ set their own affinities.)
+# The rooms of daemon/ and who may do what in them. Each folder says at its
+# door (README.md) what it holds and, on its "Uses:" line, the folders whose
+# headers its files may include; the includes are checked against it.
+# Then the one owner of affinities: daemon/placements/ carries out every
+# decision to set or restore an affinity (docs/design.md), the pin at exec
+# included, and is the only caller of the actuator; only the actuator calls
+# the kernel. Elsewhere an entry of the table is read through const
+# pointers, and placements-table.h, which hands out writable ones, is the
+# folder's own. (The daemon and what it links. The probe worker places its
+# own threads as it makes them, pthread_attr_setaffinity_np(); the helpers
+# and benchmarks under tools/ set their own affinities.)
 . "$(dirname "$0")/lib.sh"
 
 cd "$TOP" || exit 1
@@ -20,16 +23,50 @@ who() {
 only() { [ "$(echo $1)" = "$2" ]; }
 
 check "the sources are there to read" sh -c "[ $(echo $SOURCES | wc -w) -gt 50 ]"
+
+# The folders: at most five files at the top of daemon/; a door in each
+# folder, its purpose first, then what it uses.
+FOLDERS=$(find daemon -mindepth 1 -maxdepth 1 -type d | sort)
+check "at most five files at the top of daemon/ (found: $(find daemon -maxdepth 1 -name '*.[ch]' | wc -l))" \
+	[ "$(find daemon -maxdepth 1 -name '*.[ch]' | wc -l)" -le 5 ]
+for d in $FOLDERS; do
+	check "$d/README.md says what lives there and what it uses" \
+		sh -c "[ \"\$(sed -n 3p $d/README.md)\" ] && grep -q '^Uses: ' $d/README.md"
+done
+# header_dirs: "NAME.h FOLDER" for every header of the daemon, FOLDER as a
+# "Uses:" line names it (daemon/ for the top)
+for h in $(find daemon -name '*.h'); do
+	d=${h%/*}
+	case $d in daemon) echo "${h##*/} daemon/" ;; *) d=${d#daemon/}; echo "${h##*/} ${d%%/*}/" ;; esac
+done >"$WORK/header-dirs"
+# trespass FILES...: "FILE includes HEADER of FOLDER/" for each include that
+# its folder's door does not allow (the top of daemon/ may use them all)
+trespass() {
+	for f in "$@"; do
+		rel=${f#"${ROOT:-.}"/}
+		room=${rel#daemon/}; room=${room%%/*}
+		case $rel in daemon/*/*) ;; *) continue ;; esac
+		uses=$(sed -n 's/^Uses: //p' "${ROOT:-.}/daemon/$room/README.md" 2>/dev/null | grep -o '`[^`]*`' | tr -d '`')
+		sed -n 's/^#include "\([^"]*\)"/\1/p' "$f" | while read -r inc; do
+			dir=$(awk -v h="${inc##*/}" '$1 == h { print $2; exit }' "$WORK/header-dirs")
+			[ -n "$dir" ] && [ "$dir" != "$room/" ] || continue
+			case " $(echo $uses) " in *" $dir "*) ;; *) echo "$rel includes $inc of $dir" ;; esac
+		done
+	done
+}
+outside=$(trespass $(find daemon -mindepth 2 -name '*.[ch]'))
+check "each folder includes only what its door allows (found: $(echo $outside))" [ -z "$outside" ]
+
 includes=$(who '#include "actuator\.h"')
-check "only placements.c includes actuator.h (found: $(echo $includes))" \
-	only "$includes" "daemon/actuator.c daemon/placements-ledger.c daemon/placements.c"
+check "only daemon/placements/ includes actuator.h (found: $(echo $includes))" \
+	sh -c "[ -n '$includes' ] && ! echo '$includes' | tr ' ' '\n' | grep -v '^daemon/placements/'"
 setters=$(who '(sched_setaffinity|pthread_setaffinity_np)[[:space:]]*\(')
-check "only actuator.c calls sched_setaffinity (found: $(echo $setters))" only "$setters" "daemon/actuator.c"
+check "only actuator.c calls sched_setaffinity (found: $(echo $setters))" only "$setters" "daemon/placements/actuator.c"
 table=$(who '#include "placements-table\.h"')
-check "only placements.c takes entries to change (found: $(echo $table))" \
-	only "$table" "daemon/placements-ledger.c daemon/placements.c"
+check "only daemon/placements/ takes entries to change (found: $(echo $table))" \
+	sh -c "[ -n '$table' ] && ! echo '$table' | tr ' ' '\n' | grep -v '^daemon/placements/'"
 check "placements.h hands out entries as const only" \
-	sh -c "! grep -E '^struct placement \*|[(,] *struct placement \*' daemon/placements.h"
+	sh -c "! grep -E '^struct placement \*|[(,] *struct placement \*' daemon/placements/placements.h"
 
 # The sample's data (sample.h) stands apart from the sampler that makes it:
 # the sampler's parts and the policies read the data, and only the sampler
@@ -44,14 +81,14 @@ check "sample.h includes none of the daemon's headers (procfs.h alone, of common
 
 # The words of status take a group's few fields, not the automatic policy
 # that calls them.
-check "reasons.h does not include autoplace.h" sh -c "! grep -q '#include \"autoplace\.h\"' daemon/reasons.h"
+check "reasons.h does not include autoplace.h" sh -c "! grep -q '#include \"autoplace\.h\"' daemon/automatic/reasons.h"
 
 # The policies are pure: their objects call no function of the daemon's
 # but their own, the sample's data (sample.o) and the CPU sets' (cpulist.o).
 # nm reads what the build made, so a call hidden by a macro counts too.
 # called_outside OBJECTS...: "OBJECT: SYMBOL" for each call out of bounds
 called_outside() {
-	for o in daemon/*.o daemon/sample/*.o daemon/prober/*.o daemon/config/*.o common/*.o probe/*.o; do
+	for o in $(find daemon ! -path 'daemon/policy/*' -name '*.o') common/*.o probe/*.o; do
 		case $o in daemon/sample/sample.o | common/cpulist.o) ;; *) nm --defined-only -g "$o" ;; esac
 	done 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBR]/ { print $3 }' | sort -u >"$WORK/defined"
 	for o in "$@"; do
@@ -81,24 +118,24 @@ check "no include cycle among the files of daemon/sample/" no_loop "$WORK/includ
 # verbs, and includes manager.h for them; status.h and metrics.c do not.
 reach_back() {
 	who '#include "(autoplace|placements|placer|prober|ruler|sampler)\.h"' |
-		grep -E '(^|/)daemon/(status\.h|methods\.c|metrics\.c)$'
-	who '#include "manager\.h"' | grep -E '(^|/)daemon/(status\.h|metrics\.c)$'
+		grep -E '(^|/)daemon/reports/(status\.h|methods\.c|metrics\.c)$'
+	who '#include "manager\.h"' | grep -E '(^|/)daemon/reports/(status\.h|metrics\.c)$'
 }
 reachers=$(reach_back)
 check "status.h, methods.c and metrics.c include no header of the live parts (found: $(echo $reachers))" \
 	only "$reachers" ""
 
 # The check fails where it should: a copy of ruler.c that calls the actuator.
-mkdir -p "$WORK/daemon"
-cp daemon/ruler.c "$WORK/daemon/ruler.c"
+mkdir -p "$WORK/daemon/rules"
+cp daemon/rules/ruler.c "$WORK/daemon/rules/ruler.c"
 printf '#include "actuator.h"\nstatic int again(pid_t p, const cpu_set_t *c) { return sched_setaffinity(p, sizeof(*c), c); }\n' \
-	>> "$WORK/daemon/ruler.c"
-SOURCES="$WORK/daemon/ruler.c"
+	>> "$WORK/daemon/rules/ruler.c"
+SOURCES="$WORK/daemon/rules/ruler.c"
 check "a ruler.c that includes actuator.h is caught" sh -c "[ -n '$(who '#include "actuator\.h"')' ]"
 check "a ruler.c that calls sched_setaffinity is caught" \
 	sh -c "[ -n '$(who '(sched_setaffinity|pthread_setaffinity_np)[[:space:]]*\(')' ]"
 # And a part of the sampler that includes the sampler again.
-mkdir -p "$WORK/daemon/sample"
+mkdir -p "$WORK/daemon/sample" "$WORK/daemon/reports"
 cp daemon/sample/channels.h "$WORK/daemon/sample/channels.h"
 echo '#include "sampler.h"' >> "$WORK/daemon/sample/channels.h"
 SOURCES="$WORK/daemon/sample/channels.h"
@@ -110,7 +147,18 @@ check "a policy that calls placements is caught" sh -c "[ -n '$(called_outside "
 { cat "$WORK/includes"; echo "daemon/sample/sample.h daemon/sample/channels.h"; } >"$WORK/includes-loop"
 check "an include cycle is caught" sh -c "! tsort '$WORK/includes-loop' >/dev/null 2>&1"
 # And a methods.c that includes the automatic policy.
-cp daemon/methods.c "$WORK/daemon/methods.c"
-echo '#include "autoplace.h"' >> "$WORK/daemon/methods.c"
-SOURCES="$WORK/daemon/methods.c"
+cp daemon/reports/methods.c "$WORK/daemon/reports/methods.c"
+echo '#include "autoplace.h"' >> "$WORK/daemon/reports/methods.c"
+SOURCES="$WORK/daemon/reports/methods.c"
 check "a methods.c that includes autoplace.h is caught" sh -c "[ -n '$(reach_back)' ]"
+# A table of placements that includes the ruler, which its door forbids;
+# and a folder whose door lost its "Uses:" line.
+mkdir -p "$WORK/daemon/placements"
+cp daemon/placements/README.md daemon/placements/placements.c "$WORK/daemon/placements/"
+echo '#include "ruler.h"' >> "$WORK/daemon/placements/placements.c"
+check "a placements.c that includes ruler.h is caught" \
+	sh -c "[ -n '$(ROOT=$WORK trespass "$WORK/daemon/placements/placements.c")' ]"
+cp daemon/rules/README.md "$WORK/daemon/rules/README.md"
+sed -i '/^Uses: /d' "$WORK/daemon/rules/README.md"
+check "a ruler.c whose door lost its Uses: line is caught" \
+	sh -c "[ -n '$(ROOT=$WORK trespass "$WORK/daemon/rules/ruler.c")' ]"

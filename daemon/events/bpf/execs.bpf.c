@@ -1,4 +1,4 @@
-/* Exec events filtered in the kernel (daemon/execs.c loads them): a record
+/* Exec events filtered in the kernel (daemon/events/execs.c loads them): a record
  * reaches ccxd only for an exec that can concern it, so the execs of all
  * other programs cost it nothing, not even a wake-up.
  *
@@ -12,14 +12,14 @@
  *            other names the rules name, for every exec when some rule may
  *            name any comm, and for the processes in ccxd's table.
  *
- * The kernel's structures it reads are declared in kernel.h. */
+ * The kernel's structures it reads are declared in ../../bpf/kernel.h. */
 #include <linux/bpf.h>
 #include <linux/types.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
 #include "../execs-records.h"
-#include "kernel.h"
+#include "../../bpf/kernel.h"
 
 
 struct {

@@ -1,4 +1,4 @@
-/* What the exec programs (daemon/bpf/execs.bpf.c) and daemon/execs.c share:
+/* What the exec programs (daemon/events/bpf/execs.bpf.c) and daemon/events/execs.c share:
  * the maps' keys and values, and the record of an exec. */
 #pragma once
 

@@ -1,5 +1,5 @@
 /* Exec events from BPF programs that filter them in the kernel
- * (daemon/bpf/execs.bpf.c): only the execs that can concern ccxd reach it,
+ * (daemon/events/bpf/execs.bpf.c): only the execs that can concern ccxd reach it,
  * those of a program a rule names or of a process in its table, and those
  * of a program whose rules need nothing more than its name come as the exec
  * names the task, before the proc connector's event. Where the kernel
