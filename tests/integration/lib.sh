@@ -65,23 +65,7 @@ chmod 755 "$WORK/bin/jq"
 PATH=$WORK/bin:$PATH
 export PATH
 
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	[ $# -gt 0 ] && echo "# $*"
-	[ -s "$LOG" ] && sed 's/^/# ccxd: /' "$LOG" | tail -n 20
-	return 0
-}
-# check NAME COMMAND...: ok when the command succeeds
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name" "failed: $*"; fi
-}
-# quietly COMMAND...: without its output. For check: a redirection after
-# check would swallow the verdict too.
-quietly() { "$@" >/dev/null; }
+. "$TOP/tests/tap.sh"
 
 # A program with a name of its own, so rules match nothing else on the machine.
 make_program() {

@@ -33,6 +33,8 @@ done
 DESIGN=$TOP/docs/design.md
 cd "$TOP" || exit 1
 section() { sed -n "/^$1\$/,/^## /p" "$DESIGN"; }
+# subsection TITLE: from its heading to the next one of any level
+subsection() { sed -n "/^$1\$/,/^#/p" "$DESIGN" | sed '1!{/^#/d}'; }
 # The folder lines: "- **DIR/**...: `a` (...), `b`", continued on the
 # lines indented below; printed as DIR/a, DIR/b.
 section '## Where the code lives' | awk '
@@ -78,7 +80,7 @@ doers() {
 		sed -e 's|/\*.*\*/||g' -e '/\/\*/,/\*\//d' "$f" | grep -qE "$(pattern_of "$1")" && echo "$f"
 	done | tr '\n' ' ' | sed 's/ $//'
 }
-section '### Who may do what' | sed -n 's/^- \(.*\): \(`.*`\)$/\1|\2/p' >"$WORK/claims"
+subsection '### Who may do what' | sed -n 's/^- \(.*\): \(`.*`\)$/\1|\2/p' >"$WORK/claims"
 check "docs/design.md says who may do what" [ "$(wc -l <"$WORK/claims")" -ge 8 ]
 while IFS='|' read -r claim files; do
 	said=$(echo "$files" | grep -oE '`[^`]*`' | tr -d '`' | sort | tr '\n' ' ' | sed 's/ $//')
@@ -89,3 +91,53 @@ while IFS='|' read -r claim files; do
 	found=$(doers "$claim")
 	check "design.md: $claim: $said (the code: $found)" [ "$said" = "$found" ]
 done <"$WORK/claims"
+
+# The overview, which opens docs/design.md: short enough to read first; every
+# path it names is there; every function it names is defined, in the file
+# named right after it where one is ("`f()` (`daemon/x/y.c`)"); and its table
+# of layers names each folder of daemon/, and nothing else.
+section '## Overview' | sed '$d' >"$WORK/overview"
+check "docs/design.md opens with an overview of at most 150 lines (has $(wc -l <"$WORK/overview"))" \
+	sh -c "[ -s '$WORK/overview' ] && [ \$(wc -l <'$WORK/overview') -le 150 ]"
+paths=$(grep -oE '`(daemon|common|probe)/[^`]*`' "$WORK/overview" | tr -d '`' | sort -u)
+check "the overview names paths of the code" [ "$(echo $paths | wc -w)" -ge 15 ]
+for f in $paths; do
+	check "the overview's $f is there" [ -e "$f" ]
+done
+# defined NAME [FILE]: NAME( at the start of a line of FILE, or of any source
+defined() {
+	if [ -n "${2:-}" ]; then grep -qE "^[a-z].*[ *]$1\(" "$2"; else grep -rqE "^[a-z].*[ *]$1\(" --include='*.c' daemon common probe; fi
+}
+grep -oE '`[a-z_]+\(\)`( \(`[a-z/._-]+`)?' "$WORK/overview" | sort -u >"$WORK/functions"
+check "the overview names functions of the code" [ "$(wc -l <"$WORK/functions")" -ge 15 ]
+while read -r fn where; do
+	fn=$(echo "$fn" | tr -d '`()'); where=$(echo "$where" | tr -d '`()')
+	check "the overview's $fn() is defined${where:+ in $where}" defined "$fn" "$where"
+done <"$WORK/functions"
+sed -n 's/^| `\(daemon\/[a-z]*\)\/` |.*/\1/p' "$WORK/overview" | sort >"$WORK/layers"
+find daemon -mindepth 1 -maxdepth 1 -type d | sort >"$WORK/folders"
+check "the overview's layers are the folders of daemon/ (missing: $(comm -13 "$WORK/layers" "$WORK/folders" | tr '\n' ' '); gone: $(comm -23 "$WORK/layers" "$WORK/folders" | tr '\n' ' '))" \
+	cmp -s "$WORK/layers" "$WORK/folders"
+# And it fails where it should: a function that is not there, or not where
+# it is said to be, and a folder that the table does not name.
+not() { ! "$@"; }
+check "a function the code does not define is caught" not defined ruler_seat_everyone
+check "a function named with a file that does not define it is caught" not defined ruler_exec daemon/policy/rules.c
+sed '$d' "$WORK/layers" >"$WORK/layers-short"
+check "a folder missing from the table is caught" sh -c "! cmp -s '$WORK/layers-short' '$WORK/folders'"
+
+# "Where each part is tested": each file of daemon/ without a unit test of
+# its name is listed, and every test the list names is there.
+subsection '### Where each part is tested' >"$WORK/tested"
+awk '/^- / { sub(/:( .*)?$/, ""); print }' "$WORK/tested" | grep -oE '`[a-z-]+`' | tr -d '`' | sort -u >"$WORK/listed"
+for f in $(find daemon -name '*.c' ! -name '*.bpf.c'); do
+	n=${f##*/}; n=${n%.c}
+	[ -e "tests/unit/test-$n.c" ] || echo "$n"
+done | sort -u >"$WORK/untested"
+check "docs/design.md lists the files without a unit test of their name (missing: $(comm -13 "$WORK/listed" "$WORK/untested" | tr '\n' ' '))" \
+	sh -c "[ -s '$WORK/untested' ] && [ -z \"\$(comm -13 '$WORK/listed' '$WORK/untested')\" ]"
+for t in $(grep -oE '`test-[a-z-]+\.(c|sh)`' "$WORK/tested" | tr -d '`' | sort -u); do
+	check "the test $t that docs/design.md names is there" sh -c "[ -e tests/unit/$t ] || [ -e tests/integration/$t ]"
+done
+grep -vx "$(head -n 1 "$WORK/untested")" "$WORK/listed" >"$WORK/listed-short"
+check "a file missing from that list is caught" sh -c "[ -n \"\$(comm -13 '$WORK/listed-short' '$WORK/untested')\" ]"
