@@ -189,10 +189,10 @@ BUILT      := common/*.o probe/*.o $(addsuffix /*.o,$(DAEMON_DIRS)) tools/*.o to
 # recorded apart: make install PREFIX=/usr after make rebuilds that object
 # and the archive it is in (so every program that links it), not the tree.
 PATH_FLAGS := -DCCXD_PRESETS_DIR='"$(PRESETSDIR)"'
-daemon/config/config.o: CFLAGS += $(PATH_FLAGS)
-daemon/config/config.o: .build-paths
+daemon/config/config-file.o: CFLAGS += $(PATH_FLAGS)
+daemon/config/config-file.o: .build-paths
 .build-paths: FORCE
-	@echo '$(PATH_FLAGS)' | cmp -s - $@ || { rm -f daemon/config/config.o daemon/libccxd.a; echo '$(PATH_FLAGS)' > $@; }
+	@echo '$(PATH_FLAGS)' | cmp -s - $@ || { rm -f daemon/config/config-file.o daemon/libccxd.a; echo '$(PATH_FLAGS)' > $@; }
 
 # ---- fuzzing: libFuzzer harnesses, built with clang in their own directory
 # so that their objects never mix with the normal build's ----
@@ -213,7 +213,7 @@ FUZZ_SECONDS ?= 60
 $(FUZZ_DIR)/daemon/sample/taskiter.o: $(TASKITER_OBJECT)
 $(FUZZ_DIR)/daemon/sample/traffic.o: $(TRAFFIC_OBJECT)
 $(FUZZ_DIR)/daemon/events/execs.o: $(EXECS_OBJECT)
-$(FUZZ_DIR)/daemon/config/config.o: FUZZ_CFLAGS += $(PATH_FLAGS)
+$(FUZZ_DIR)/daemon/config/config-file.o: FUZZ_CFLAGS += $(PATH_FLAGS)
 $(FUZZ_DIR)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<

@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "config.h"
+#include "config-file.h"
 #include "log.h"
 #include "manager.h"
 #include "placements.h"

@@ -14,6 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "caps.h"
+#include "config-file.h"
 #include "autoplace.h"
 #include "cmdlines.h"
 #include "control.h"

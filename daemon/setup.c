@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config-file.h"
 #include "log.h"
 
 static char *strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -266,22 +266,40 @@ int autoplace_set_memory(struct autoplace *a, const char *path) {
 	return 0;
 }
 
-/* What g's room is counted from. */
-static struct room_view room_of(const struct autoplace *a, const struct topology *t) {
-	return (struct room_view){ t, a->sample, a->groups, a->n_groups };
+/* What g's room is counted from: every group as the room sees it
+ * (room_group, in *groups, to be freed). -ENOMEM without memory. */
+static int room_of(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
+		   struct room_view *v, struct room_group **groups) {
+	struct room_group *rg = calloc(a->n_groups ? a->n_groups : 1, sizeof(*rg));
+
+	*groups = rg;
+	if (!rg)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n_groups; i++) {
+		const struct autoplace_group *o = &a->groups[i];
+		enum experiment_state st = o->x.state;
+		rg[i] = (struct room_group){
+			.group = &o->group, .ccx = o->ccx, .cpus = o->cpus,
+			.seated = st == EXPERIMENT_VALIDATING || st == EXPERIMENT_KEPT || st == EXPERIMENT_DRY_RUN,
+		};
+	}
+	*v = (struct room_view){ t, a->sample, rg, a->n_groups, (size_t)(g - a->groups) };
+	return 0;
 }
 
 /* Puts g's members in seating s on the CCX with room for it. -EXFULL when no
  * CCX has room, -ENOSPC when the CCX cannot seat them that way. */
 static int seat(struct autoplace *a, const struct topology *t, struct autoplace_group *g, enum seating s) {
-	struct room_view v = room_of(a, t);
+	struct room_view v;
+	struct room_group *others;
 	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
-	unsigned *threads = room_threads(&v, &g->group);
+	unsigned *threads = room_of(a, t, g, &v, &others) < 0 ? NULL : room_threads(&v, &g->group);
 	int r;
 
 	if (!cpus || !threads) {
 		free(cpus);
 		free(threads);
+		free(others);
 		return -ENOMEM;
 	}
 	/* Every seating of an experiment goes to the CCX its first went to, so
@@ -289,16 +307,17 @@ static int seat(struct autoplace *a, const struct topology *t, struct autoplace_
 	 * group took the CPUs it needs there meanwhile. */
 	r = -ENOSPC;
 	if (g->ccx >= 0 && (unsigned)g->ccx < t->n_ccx) {
-		room_taken_on(&v, g, g->ccx, &taken);
+		room_taken_on(&v, g->ccx, &taken);
 		r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, threads, &taken, cpus);
 	}
 	if (r == -ENOSPC) {
-		g->ccx = room_choose_ccx(&v, g, s, threads, &taken);
+		g->ccx = room_choose_ccx(&v, s, threads, &taken);
 		if (g->ccx < 0)
 			r = -EXFULL;
 		else
 			r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, threads, &taken, cpus);
 	}
+	free(others);
 	if (r >= 0)
 		r = move(a, t, g, cpus);
 	free(cpus);
@@ -389,8 +408,9 @@ static void seated(struct autoplace_group *g) {
  * group no longer gets. */
 static void watch_crowding(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 			   const struct autoplace_options *o) {
-	struct room_view view = room_of(a, t);
-	struct crowding_ccx *ccx;
+	struct room_view view;
+	struct room_group *others = NULL;
+	struct crowding_ccx *ccx = NULL;
 	int from = g->ccx, to;
 	double base, need;
 
@@ -404,7 +424,10 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 	}
 	base = validator_median(g->seated_waits, g->n_seated);
 	need = validator_median(g->seated_cpu, g->n_seated);
-	if (from < 0 || (unsigned)from >= t->n_ccx || !(ccx = room_around(&view, g)))
+	if (from >= 0 && (unsigned)from < t->n_ccx && room_of(a, t, g, &view, &others) == 0)
+		ccx = room_around(&view);
+	free(others);
+	if (!ccx)
 		return;
 	bool crowded = crowding_sample(&g->strikes, g->waited, base, &ccx[from], need, &o->crowding);
 	log_debug("Group %d: waited %.2f of the time (%.2f once seated), CCX %d has %.2f of %.0f CPUs free for %.2f%s",
@@ -683,14 +706,16 @@ static enum groups_users users_of(const struct autoplace *a, const struct autopl
 
 static void dry_run(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 		    const struct autoplace_options *o) {
-	struct room_view v = room_of(a, t);
+	struct room_view v;
+	struct room_group *others;
 	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
-	unsigned *threads = room_threads(&v, &g->group);
+	unsigned *threads = room_of(a, t, g, &v, &others) < 0 ? NULL : room_threads(&v, &g->group);
 	enum seating plan[_SEATING_MAX];
 	size_t n_plan = plan_order(a, g, o, plan);
 
 	g->x.state = EXPERIMENT_NO_ROOM;
-	g->ccx = cpus && threads ? room_choose_ccx(&v, g, n_plan ? plan[0] : SEATING_CORES, threads, &taken) : -1;
+	g->ccx = cpus && threads ? room_choose_ccx(&v, n_plan ? plan[0] : SEATING_CORES, threads, &taken) : -1;
+	free(others);
 	CPU_ZERO(&g->cpus);
 	cite_probe(g, o);
 	if (no_gain_for(g, o) || g->group.bytes_per_s <= 0) {

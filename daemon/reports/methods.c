@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config-file.h"
 #include "control.h"
 #include "cpulist.h"
 #include "manager.h"

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "config.h"
+#include "config-file.h"
 #include "config-parse.h"
 #include "test.h"
 

@@ -1,6 +1,6 @@
 #include <errno.h>
 
-#include "config.h"
+#include "config-file.h"
 #include "rules.h"
 #include "test.h"
 

@@ -3,10 +3,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Seated (or, in dry-run, decided): its demand is counted where it sits. */
-static bool holds_ccx(const struct autoplace_group *g) {
-	return g->ccx >= 0 && (g->x.state == EXPERIMENT_VALIDATING || g->x.state == EXPERIMENT_KEPT ||
-				g->x.state == EXPERIMENT_DRY_RUN);
+/* Another group that sits somewhere, whose demand counts there. */
+static bool holds_ccx(const struct room_view *v, size_t i) {
+	return i != v->self && v->groups[i].seated && v->groups[i].ccx >= 0;
+}
+
+/* The CCX of cpu, -1 for none. */
+static int ccx_of_cpu(const struct topology *t, int cpu) {
+	cpu_set_t one;
+	unsigned ccx;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return -1;
+	CPU_ZERO(&one);
+	CPU_SET((unsigned)cpu, &one);
+	return placer_ccxs_of(t, &one, &ccx, 1) == 1 ? (int)ccx : -1;
 }
 
 /* Takes away what grp's members used from the CCX each ran on last. */
@@ -14,7 +25,7 @@ static void subtract_members(const struct topology *t, const struct sampler_resu
 			     double *busy) {
 	for (size_t i = 0; i < grp->n_pids; i++) {
 		long k = sampler_result_index(s, grp->pids[i]);
-		int ccx = k >= 0 && s->procs[k].last_cpu >= 0 ? topology_ccx_of_cpu(t, (unsigned)s->procs[k].last_cpu) : -1;
+		int ccx = k >= 0 ? ccx_of_cpu(t, s->procs[k].last_cpu) : -1;
 		if (ccx >= 0)
 			busy[ccx] -= s->procs[k].cpu;
 	}
@@ -32,27 +43,25 @@ static bool measured_load(const struct room_view *v, double *load) {
 	return true;
 }
 
-/* Other programs' load on each CCX, in CPUs: the measured load less what g
- * itself used (it is the one being placed) and what the seated groups used
+/* Other programs' load on each CCX, in CPUs: the measured load less what
+ * self used (it is the one being placed) and what the seated groups used
  * (counted by their demand instead). */
-static void other_load(const struct room_view *v, const struct autoplace_group *g, double *load) {
+static void other_load(const struct room_view *v, double *load) {
 	if (!measured_load(v, load))
 		return;
 	for (size_t i = 0; i < v->n_groups; i++)
-		if (&v->groups[i] == g || holds_ccx(&v->groups[i]))
-			subtract_members(v->t, v->sample, &v->groups[i].group, load);
+		if (i == v->self || holds_ccx(v, i))
+			subtract_members(v->t, v->sample, v->groups[i].group, load);
 	for (unsigned c = 0; c < v->t->n_ccx; c++)
 		if (load[c] < 0)
 			load[c] = 0;   /* clock ticks are coarse */
 }
 
-void room_taken_on(const struct room_view *v, const struct autoplace_group *g, int ccx, cpu_set_t *taken) {
+void room_taken_on(const struct room_view *v, int ccx, cpu_set_t *taken) {
 	CPU_ZERO(taken);
-	for (size_t i = 0; ccx >= 0 && i < v->n_groups; i++) {
-		const struct autoplace_group *o = &v->groups[i];
-		if (o != g && o->ccx == ccx && holds_ccx(o))
-			CPU_OR(taken, taken, &o->cpus);
-	}
+	for (size_t i = 0; ccx >= 0 && i < v->n_groups; i++)
+		if (holds_ccx(v, i) && v->groups[i].ccx == ccx)
+			CPU_OR(taken, taken, &v->groups[i].cpus);
 }
 
 unsigned *room_threads(const struct room_view *v, const struct group *grp) {
@@ -65,33 +74,31 @@ unsigned *room_threads(const struct room_view *v, const struct group *grp) {
 	return threads;
 }
 
-int room_choose_ccx(const struct room_view *v, const struct autoplace_group *g, enum seating s,
-		    const unsigned *threads, cpu_set_t *taken) {
+int room_choose_ccx(const struct room_view *v, enum seating s, const unsigned *threads, cpu_set_t *taken) {
+	const struct group *g = v->groups[v->self].group;
 	size_t n = v->t->n_ccx ? v->t->n_ccx : 1;
 	double *busy = calloc(n, sizeof(*busy)), *load = calloc(n, sizeof(*load));
 	cpu_set_t *held = calloc(n, sizeof(*held));
-	struct placer_group_need need = { g->group.demand, s, g->group.n_pids, threads };
+	struct placer_group_need need = { g->demand, s, g->n_pids, threads };
 	int ccx = -1;
 
 	if (busy && load && held) {
-		for (size_t i = 0; i < v->n_groups; i++) {
-			const struct autoplace_group *o = &v->groups[i];
-			if (o != g && holds_ccx(o))
-				busy[o->ccx] += o->group.demand;
-		}
+		for (size_t i = 0; i < v->n_groups; i++)
+			if (holds_ccx(v, i) && (unsigned)v->groups[i].ccx < n)
+				busy[v->groups[i].ccx] += v->groups[i].group->demand;
 		for (unsigned c = 0; c < v->t->n_ccx; c++)
-			room_taken_on(v, g, (int)c, &held[c]);
-		other_load(v, g, load);
+			room_taken_on(v, (int)c, &held[c]);
+		other_load(v, load);
 		ccx = placer_group_ccx(v->t, &need, busy, load, held);
 	}
 	free(busy);
 	free(load);
 	free(held);
-	room_taken_on(v, g, ccx, taken);
+	room_taken_on(v, ccx, taken);
 	return ccx;
 }
 
-struct crowding_ccx *room_around(const struct room_view *v, const struct autoplace_group *g) {
+struct crowding_ccx *room_around(const struct room_view *v) {
 	size_t n = v->t->n_ccx ? v->t->n_ccx : 1;
 	struct crowding_ccx *c = calloc(n, sizeof(*c));
 	double *load = calloc(n, sizeof(*load)), *busy = calloc(n, sizeof(*busy));
@@ -101,17 +108,15 @@ struct crowding_ccx *room_around(const struct room_view *v, const struct autopla
 		c = NULL;
 		goto out;
 	}
-	other_load(v, g, load);
+	other_load(v, load);
 	measured_load(v, busy);
 	for (unsigned k = 0; k < v->t->n_ccx; k++)
 		c[k] = (struct crowding_ccx){
 			.cpus = v->t->ccx[k].usable ? v->t->ccx[k].n_pus : 0, .taken = load[k], .busy = busy[k]
 		};
-	for (size_t i = 0; i < v->n_groups; i++) {
-		const struct autoplace_group *o = &v->groups[i];
-		if (o != g && holds_ccx(o) && (unsigned)o->ccx < v->t->n_ccx)
-			c[o->ccx].taken += o->group.demand;
-	}
+	for (size_t i = 0; i < v->n_groups; i++)
+		if (holds_ccx(v, i) && (unsigned)v->groups[i].ccx < v->t->n_ccx)
+			c[v->groups[i].ccx].taken += v->groups[i].group->demand;
 out:
 	free(load);
 	free(busy);
