@@ -161,6 +161,36 @@ static int give_back(const char *config_path) {
 	return r < 0 ? 1 : 0;
 }
 
+/* The sampler keeps a /proc/PID/stat open per process: every fd the hard
+ * limit allows (systemd's default soft limit is 1024). */
+static void raise_fd_limit(void) {
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* ccxd's own scheduling (priority.h), before anything is forked: the probe
+ * worker starts with the kernel's defaults. */
+static void set_up_scheduling(void) {
+	struct priority_setup ps;
+
+	priority_setup(&ps);
+	if (ps.slice < 0)
+		log_notice("Running with the kernel's default time slice, so a pin at exec may wait for a program "
+			   "computing on ccxd's CPU to use up its own: %s", ps.slice_why);
+	if (ps.realtime < 0)
+		log_notice("Waiting for execs at normal priority, so a pin at exec may wait for a program computing "
+			   "on ccxd's CPU: %s", ps.realtime_why);
+	if (ps.slice == 1)
+		log_debug("Scheduling: left to the policy chosen for ccxd");
+	else
+		log_debug("Scheduling: time slice %s, waiting at %s priority",
+			  ps.slice == 0 ? "0.1 ms" : "the kernel's", ps.realtime == 0 ? "real-time" : "normal");
+}
+
 int main(int argc, char **argv) {
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -219,30 +249,8 @@ int main(int argc, char **argv) {
 	if (x3d_mode)
 		return strcmp(x3d_mode, "apply") == 0 ? x3d_mode_apply(config_path) : x3d_mode_restore(config_path);
 
-	/* The sampler keeps a /proc/PID/stat open per process: take every fd the
-	 * hard limit allows (systemd's default soft limit is 1024). */
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-
-	/* Before anything is forked: the probe worker starts with the kernel's
-	 * defaults. */
-	struct priority_setup ps;
-	priority_setup(&ps);
-	if (ps.slice < 0)
-		log_notice("Running with the kernel's default time slice, so a pin at exec may wait for a program "
-			   "computing on ccxd's CPU to use up its own: %s", ps.slice_why);
-	if (ps.realtime < 0)
-		log_notice("Waiting for execs at normal priority, so a pin at exec may wait for a program computing "
-			   "on ccxd's CPU: %s", ps.realtime_why);
-	if (ps.slice == 1)
-		log_debug("Scheduling: left to the policy chosen for ccxd");
-	else
-		log_debug("Scheduling: time slice %s, waiting at %s priority",
-			  ps.slice == 0 ? "0.1 ms" : "the kernel's", ps.realtime == 0 ? "real-time" : "normal");
-
+	raise_fd_limit();
+	set_up_scheduling();
 	r = manager_new(config_path, &m, &errors);
 	if (r < 0) {
 		for (char **e = errors; e && *e; e++)

@@ -630,14 +630,13 @@ int manager_new(const char *config_path, struct manager **ret, char ***errors) {
 	return 0;
 }
 
-int manager_start(struct manager *m) {
+/* The event loop, with the signals it stops and reloads on. */
+static int start_loop(struct manager *m) {
 	sigset_t mask;
-	int fd, r;
+	int r = sd_event_new(&m->event);
 
-	r = sd_event_new(&m->event);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create the event loop: %m");
-
 	/* sd-event takes only blocked signals. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -652,8 +651,13 @@ int manager_start(struct manager *m) {
 	r = sd_event_set_watchdog(m->event, true);
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable the watchdog: %m");
+	return 0;
+}
 
-	fd = control_listen(m->config->socket, &m->socket_activated);
+/* The control socket: systemd's, or one of ccxd's own, removed at exit. */
+static int start_control(struct manager *m) {
+	int r, fd = control_listen(m->config->socket, &m->socket_activated);
+
 	if (fd < 0)
 		return log_error_errno(fd, "Failed to listen on %s: %m", m->config->socket);
 	if (!m->socket_activated) {
@@ -664,11 +668,16 @@ int manager_start(struct manager *m) {
 		}
 	}
 	r = control_new(m->event, fd, manager_methods, manager_n_methods, m, &m->control);
-	if (r < 0)
-		return log_error_errno(r, "Failed to serve the control socket: %m");
+	return r < 0 ? log_error_errno(r, "Failed to serve the control socket: %m") : 0;
+}
 
-	/* The originals owed go to the runtime directory; one that cannot be
-	 * made only means they would not survive a crash. */
+/* The table of placements, with the originals it owes kept in the runtime
+ * directory, and the rules that use it. */
+static int start_placements(struct manager *m) {
+	int r;
+
+	/* One that cannot be made only means the originals would not
+	 * survive a crash. */
 	m->runtime_dir = strdup(m->config->runtime_dir);
 	if (!m->runtime_dir)
 		return -ENOMEM;
@@ -690,19 +699,31 @@ int manager_start(struct manager *m) {
 		return log_error_errno(r, "Failed to set up the table of placements: %m");
 	ruler_use(m->ruler, m->config, m->topology);
 	ruler_read_cmdlines_with(m->ruler, m->cmdlines);
+	return 0;
+}
 
-	r = autoplace_new(m->root, m->config->bpf, m->config->traffic, m->placements, &m->autoplace);
-	if (r < 0)
+/* The automatic policy, remembering what won in state_dir; ccxd runs
+ * without it where it cannot start. */
+static void start_autoplace(struct manager *m) {
+	char path[PATH_MAX];
+	int r = autoplace_new(m->root, m->config->bpf, m->config->traffic, m->placements, &m->autoplace);
+
+	if (r < 0) {
 		log_warning_errno(r, "No automatic placement: %m");
-	else {
-		char path[PATH_MAX];
-		/* What won before is tried first; a state_dir we cannot make only
-		 * means it is not remembered across restarts. */
-		if (mkdir(m->config->state_dir, 0755) < 0 && errno != EEXIST)
-			log_warning_errno(-errno, "Failed to create %s: %m", m->config->state_dir);
-		snprintf(path, sizeof(path), "%s/placements.json", m->config->state_dir);
-		autoplace_set_memory(m->autoplace, path);
+		return;
 	}
+	/* What won before is tried first; a state_dir we cannot make only
+	 * means it is not remembered across restarts. */
+	if (mkdir(m->config->state_dir, 0755) < 0 && errno != EEXIST)
+		log_warning_errno(-errno, "Failed to create %s: %m", m->config->state_dir);
+	snprintf(path, sizeof(path), "%s/placements.json", m->config->state_dir);
+	autoplace_set_memory(m->autoplace, path);
+}
+
+/* The process events, and what runs already: the placements a killed ccxd
+ * left, and the programs the rules name. */
+static int start_watching(struct manager *m) {
+	int r;
 
 	/* Watching even in mode = off: a reload may turn it on. */
 	start_execs(m);
@@ -720,6 +741,22 @@ int manager_start(struct manager *m) {
 	readopt(m);
 	/* Rules apply to programs already running, too. */
 	scan_all(m, RULING_SCAN);
+	return 0;
+}
+
+int manager_start(struct manager *m) {
+	int r = start_loop(m);
+
+	if (r >= 0)
+		r = start_control(m);
+	if (r >= 0)
+		r = start_placements(m);
+	if (r < 0)
+		return r;
+	start_autoplace(m);
+	r = start_watching(m);
+	if (r < 0)
+		return r;
 	r = arm_interval(m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start the interval timer: %m");

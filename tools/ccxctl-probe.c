@@ -16,7 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ccxctl-json.h"
 #include "ccxctl-print.h"
+#include "ccxctl-svg.h"
 #include "ccxctl.h"
 #include "cpulist.h"
 #include "probe.h"
@@ -113,31 +115,6 @@ static int cmd_probe_parse_args(int argc, char **argv, struct cmd_probe_args *a)
 
 /* ---- reading the JSON -------------------------------------------------- */
 
-static json_object *jget(json_object *o, const char *key) {
-	json_object *v;
-
-	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *jstr(json_object *o, const char *key) {
-	json_object *v = jget(o, key);
-
-	return v && !json_object_is_type(v, json_type_null) ? json_object_get_string(v) : NULL;
-}
-
-static bool jnum(json_object *o, const char *key, double *ret) {
-	json_object *v = jget(o, key);
-
-	if (!v || !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-		return false;
-	*ret = json_object_get_double(v);
-	return true;
-}
-
-static size_t jlen(json_object *a) {
-	return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
-
 /* "12.3" with the given decimals, or "-" */
 static const char *jfmt(json_object *o, const char *key, int decimals, char *buf, size_t size) {
 	double v;
@@ -172,7 +149,7 @@ static void cmd_probe_print_absent(const char *what, json_object *list, const ch
 	printf("%s", what);
 	for (size_t i = 0; i < jlen(list); i++) {
 		json_object *x = json_object_array_get_idx(list, i);
-		printf("%s%s (%s)", i ? "; " : " ", label(jstr(x, key)), jstr(x, "reason"));
+		printf("%s%s (%s)", i ? "; " : " ", label(jstr(x, key)), jshow(x, "reason"));
 	}
 	printf("\n");
 }
@@ -193,7 +170,7 @@ static void cmd_probe_print_relations(json_object *j) {
 	char repeats[16] = "?";
 
 	if (jlen(rel) > 0)
-		snprintf(repeats, sizeof(repeats), "%s", jstr(json_object_array_get_idx(rel, 0), "repeats"));
+		snprintf(repeats, sizeof(repeats), "%s", jshow(json_object_array_get_idx(rel, 0), "repeats"));
 	printf("Pipe throughput (writer and reader pinned) and cache-line latency (one way), median of %s:\n\n",
 	       repeats);
 	table_add(&t, "RELATION", "CPUS", "PIPE GiB/s", "SPREAD", "SMALL WRITES MiB/s", "LATENCY ns", "SPREAD",
@@ -219,14 +196,14 @@ static void cmd_probe_print_codec(json_object *j) {
 
 	jnum(j, "codec_compression", &ratio);
 	printf("\nLossless codec, 1280x720 YUY2, %s threads (compressed to %.1f%%), frames per second, median:\n\n",
-	       jstr(j, "threads"), ratio * 100);
+	       jshow(j, "threads"), ratio * 100);
 	table_add(&t, "PATTERN", "MASK", "CPUS", "ENCODE fps", "SPREAD", "DECODE fps", "SPREAD", "ENCODE/BEST",
 		  "DECODE/BEST");
 	for (size_t i = 0; i < jlen(codec); i++) {
 		json_object *x = json_object_array_get_idx(codec, i);
 		char b[6][32], error[128];
 		if (jstr(x, "error")) {
-			snprintf(error, sizeof(error), "not run: %s", jstr(x, "error"));
+			snprintf(error, sizeof(error), "not run: %s", jshow(x, "error"));
 			table_add(&t, jstr(x, "pattern"), jstr(x, "mask"), jstr(x, "cpus"), error, "", "", "", "", "");
 			continue;
 		}
@@ -273,7 +250,7 @@ static void cmd_probe_print_results(json_object *j) {
 	double duration = 0;
 
 	jnum(j, "duration_s", &duration);
-	printf("Probe of %s, %s, %s run, %.1f s\n\n", jstr(j, "topology"), jstr(j, "date"), jstr(j, "mode"), duration);
+	printf("Probe of %s, %s, %s run, %.1f s\n\n", jshow(j, "topology"), jshow(j, "date"), jshow(j, "mode"), duration);
 	cmd_probe_print_relations(j);
 	if (strcmp(jstr(j, "mode") ? jstr(j, "mode") : "", "full") == 0)
 		cmd_probe_print_codec(j);
@@ -285,7 +262,7 @@ static void cmd_probe_print_plan(json_object *j) {
 	json_object *rel = jget(j, "relations"), *codec = jget(j, "codec");
 	struct table r = { .n_columns = 3 }, c = { .n_columns = 4 };
 
-	printf("Plan for %s, codec with %s threads\n\n", jstr(j, "topology"), jstr(j, "threads"));
+	printf("Plan for %s, codec with %s threads\n\n", jshow(j, "topology"), jshow(j, "threads"));
 	table_add(&r, "RELATION", "CPUS", "NOTE");
 	for (size_t i = 0; i < jlen(rel); i++) {
 		json_object *x = json_object_array_get_idx(rel, i), *cpus = jget(x, "cpus");
@@ -309,221 +286,6 @@ static void cmd_probe_print_plan(json_object *j) {
 		}
 	}
 	table_print_free(stdout, &c);
-}
-
-/* ---- the SVG heatmap --------------------------------------------------- */
-
-/* Viridis, sampled: dark for fast, bright for slow, and readable by the
- * colour-blind and in greyscale. */
-static void cmd_probe_colour(double f, char *buf, size_t size) {
-	static const unsigned char stops[][3] = {
-		{ 0x44, 0x01, 0x54 }, { 0x3b, 0x52, 0x8b }, { 0x21, 0x91, 0x8c }, { 0x5e, 0xc9, 0x62 }, { 0xfd, 0xe7, 0x25 },
-	};
-	double x = (f < 0 ? 0 : f > 1 ? 1 : f) * 4;
-	int i = x >= 4 ? 3 : (int)x;
-	double w = x - i;
-
-	unsigned rgb[3];
-
-	for (int c = 0; c < 3; c++)
-		rgb[c] = (unsigned)(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * w + 0.5);
-	snprintf(buf, size, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
-}
-
-static void cmd_probe_svg_text(FILE *f, const char *s) {
-	for (; s && *s; s++)
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-}
-
-struct cmd_probe_heatmap {
-	size_t n;
-	int *cpu, *ccx;
-	double *ns;               /* n x n, NAN where not measured */
-	double lo, hi;
-};
-
-static int cmd_probe_heatmap_from_json(json_object *m, struct cmd_probe_heatmap *h) {
-	json_object *cpus = jget(m, "cpus"), *ccx = jget(m, "ccx"), *rows = jget(m, "latency_ns");
-	size_t n = jlen(cpus);
-
-	*h = (struct cmd_probe_heatmap){ .n = n, .lo = INFINITY, .hi = -INFINITY };
-	if (n == 0 || jlen(ccx) != n || jlen(rows) != n)
-		return -EBADMSG;
-	h->cpu = calloc(n, sizeof(int));
-	h->ccx = calloc(n, sizeof(int));
-	h->ns = calloc(n * n, sizeof(double));
-	if (!h->cpu || !h->ccx || !h->ns)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		json_object *row = json_object_array_get_idx(rows, i);
-		h->cpu[i] = json_object_get_int(json_object_array_get_idx(cpus, i));
-		h->ccx[i] = json_object_get_int(json_object_array_get_idx(ccx, i));
-		for (size_t k = 0; k < n; k++) {
-			json_object *v = jlen(row) == n ? json_object_array_get_idx(row, k) : NULL;
-			double x = v ? json_object_get_double(v) : NAN;
-			h->ns[i * n + k] = x;
-			if (isfinite(x)) {
-				h->lo = x < h->lo ? x : h->lo;
-				h->hi = x > h->hi ? x : h->hi;
-			}
-		}
-	}
-	return 0;
-}
-
-static void cmd_probe_heatmap_free(struct cmd_probe_heatmap *h) {
-	free(h->cpu);
-	free(h->ccx);
-	free(h->ns);
-}
-
-/* Writes the heatmap: CPUs in CCX order on both axes, a cell per pair with
- * its value as a tooltip, CCX boundaries as lines, a colour legend in ns. */
-static void cmd_probe_svg_write(FILE *f, json_object *j, const struct cmd_probe_heatmap *h) {
-	const int left = 70, top = 96;
-	int cell = h->n <= 15 ? 48 : (int)(720 / h->n) < 3 ? 3 : (int)(720 / h->n);
-	int grid = cell * (int)h->n, legend_x = left + grid + 40, legend_h = grid < 240 ? 240 : grid;
-	int label_every = cell >= 14 ? 1 : (14 + cell - 1) / cell;
-	int width = legend_x + 150 < 760 ? 760 : legend_x + 150;
-	int height = top + legend_h + 90;
-	bool measured = isfinite(h->lo);
-	char colour[16];
-
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		   "font-family=\"sans-serif\" font-size=\"12\">\n", width, height, width, height);
-	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">Core-to-core latency "
-		   "(cache-line ping-pong, one way)</text>\n", left);
-	fprintf(f, "<text x=\"%d\" y=\"44\">", left);
-	cmd_probe_svg_text(f, jstr(j, "topology"));
-	fprintf(f, ", %zu CPUs, measured ", h->n);
-	cmd_probe_svg_text(f, jstr(j, "date"));
-	fprintf(f, " by ccxctl probe</text>\n");
-
-	/* CCX names over their blocks: just the number where "CCX n" does not
-	 * fit, nothing where that does not either */
-	for (size_t i = 0; i < h->n;) {
-		size_t end = i;
-		while (end < h->n && h->ccx[end] == h->ccx[i])
-			end++;
-		if ((int)(end - i) * cell >= 16)
-			fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">%s%d</text>\n",
-				left + (int)(i + end) * cell / 2, top - 28, (int)(end - i) * cell >= 44 ? "CCX " : "",
-				h->ccx[i]);
-		i = end;
-	}
-	fprintf(f, "<g shape-rendering=\"crispEdges\">\n");
-	for (size_t i = 0; i < h->n; i++)
-		for (size_t k = 0; k < h->n; k++) {
-			double v = h->ns[i * h->n + k];
-			if (isfinite(v))
-				cmd_probe_colour(h->hi > h->lo ? (v - h->lo) / (h->hi - h->lo) : 0, colour, sizeof(colour));
-			else
-				snprintf(colour, sizeof(colour), "#e0e0e0");
-			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\">", left + (int)k * cell,
-				top + (int)i * cell, cell, cell, colour);
-			if (isfinite(v))
-				fprintf(f, "<title>CPU %d - CPU %d: %.1f ns</title>", h->cpu[i], h->cpu[k], v);
-			else
-				fprintf(f, "<title>CPU %d: same CPU, not measured</title>", h->cpu[i]);
-			fprintf(f, "</rect>\n");
-		}
-	fprintf(f, "</g>\n");
-	/* values in the cells when they fit */
-	if (cell >= 36)
-		for (size_t i = 0; i < h->n; i++)
-			for (size_t k = 0; k < h->n; k++) {
-				double v = h->ns[i * h->n + k], fr = h->hi > h->lo ? (v - h->lo) / (h->hi - h->lo) : 0;
-				if (!isfinite(v))
-					continue;
-				fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\" fill=\"%s\">%.0f</text>\n",
-					left + (int)k * cell + cell / 2, top + (int)i * cell + cell / 2 + 4,
-					fr > 0.6 ? "black" : "white", v);
-			}
-	/* axis labels */
-	for (size_t i = 0; i < h->n; i += (size_t)label_every) {
-		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" font-size=\"10\">%d</text>\n", left - 4,
-			top + (int)i * cell + cell / 2 + 4, h->cpu[i]);
-		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\">%d</text>\n",
-			left + (int)i * cell + cell / 2, top - 6, h->cpu[i]);
-	}
-	fprintf(f, "<text x=\"%d\" y=\"%d\" transform=\"rotate(-90 %d %d)\" text-anchor=\"middle\">CPU</text>\n",
-		left - 40, top + grid / 2, left - 40, top + grid / 2);
-	/* CCX boundaries across the whole grid, and each CCX's own block */
-	fprintf(f, "<g stroke=\"black\" fill=\"none\">\n");
-	for (size_t i = 1; i < h->n; i++)
-		if (h->ccx[i] != h->ccx[i - 1]) {
-			int p = left + (int)i * cell, q = top + (int)i * cell;
-			fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke-width=\"2\"/>\n", p, top, p, top + grid);
-			fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke-width=\"2\"/>\n", left, q, left + grid, q);
-		}
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" stroke-width=\"2\"/>\n", left, top, grid, grid);
-	fprintf(f, "</g>\n");
-
-	/* legend: a gradient from the fastest to the slowest pair */
-	fprintf(f, "<defs><linearGradient id=\"scale\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n");
-	for (int s = 0; s <= 10; s++) {
-		cmd_probe_colour(s / 10.0, colour, sizeof(colour));
-		fprintf(f, "<stop offset=\"%.1f\" stop-color=\"%s\"/>\n", s / 10.0, colour);
-	}
-	fprintf(f, "</linearGradient></defs>\n");
-	fprintf(f, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">latency, ns</text>\n", legend_x, top - 10);
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"24\" height=\"%d\" fill=\"url(#scale)\" stroke=\"black\"/>\n",
-		legend_x, top, legend_h);
-	for (int s = 0; measured && s <= (h->hi > h->lo ? 4 : 0); s++) {
-		double v = h->hi - (h->hi - h->lo) * s / 4;
-		int y = top + legend_h * s / 4;
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", legend_x + 24, y,
-			legend_x + 30, y);
-		fprintf(f, "<text x=\"%d\" y=\"%d\">%.1f</text>\n", legend_x + 34, y + 4, v);
-	}
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"#e0e0e0\" stroke=\"black\"/>\n", left,
-		top + legend_h + 20);
-	fprintf(f, "<text x=\"%d\" y=\"%d\">same CPU: not measured</text>\n", left + 20, top + legend_h + 32);
-	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\" stroke-width=\"2\"/>\n", left + 200,
-		top + legend_h + 27, left + 230, top + legend_h + 27);
-	fprintf(f, "<text x=\"%d\" y=\"%d\">CCX boundary (one L3)</text>\n", left + 236, top + legend_h + 32);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">Hover over a cell for its value. Dark: fast, bright: slow "
-		   "(%.1f to %.1f ns).</text>\n", left, top + legend_h + 56, measured ? h->lo : 0, measured ? h->hi : 0);
-	fprintf(f, "</svg>\n");
-}
-
-static int cmd_probe_write_svg(const char *path, json_object *j) {
-	struct cmd_probe_heatmap h;
-	FILE *f;
-	int r = jget(j, "matrix") ? cmd_probe_heatmap_from_json(jget(j, "matrix"), &h) : -ENODATA;
-
-	if (r == -ENODATA) {
-		fprintf(stderr, "ccxctl probe: no latency matrix to draw (run with --matrix)\n");
-		return r;
-	}
-	if (r < 0) {
-		fprintf(stderr, "ccxctl probe: the latency matrix is malformed\n");
-		cmd_probe_heatmap_free(&h);
-		return r;
-	}
-	f = fopen(path, "we");
-	if (!f) {
-		r = -errno;
-		fprintf(stderr, "ccxctl probe: cannot write %s: %s\n", path, strerror(-r));
-		cmd_probe_heatmap_free(&h);
-		return r;
-	}
-	cmd_probe_svg_write(f, j, &h);
-	cmd_probe_heatmap_free(&h);
-	if (ferror(f) | (fclose(f) != 0)) {
-		fprintf(stderr, "ccxctl probe: writing %s failed\n", path);
-		return -EIO;
-	}
-	fprintf(stderr, "ccxctl probe: wrote the latency heatmap to %s\n", path);
-	return 0;
 }
 
 /* ---- progress ---------------------------------------------------------- */
@@ -648,7 +410,7 @@ static int cmd_probe_output(const struct cmd_probe_args *a, json_object *j) {
 		text_escape_json(j);
 		cmd_probe_print_results(j);
 	}
-	if (a->svg && cmd_probe_write_svg(a->svg, j) < 0)
+	if (a->svg && svg_write_heatmap(a->svg, j) < 0)
 		return 1;
 	return 0;
 }

@@ -739,6 +739,59 @@ static void dry_run(struct autoplace *a, const struct topology *t, struct autopl
 	free(threads);
 }
 
+/* Whether g is someone else's to place: a rule's, the kernel's, or several
+ * users' that must not share a CCX with root's; then ccxd lets it go. */
+static bool not_ours(struct autoplace *a, const struct topology *t, struct autoplace_group *g) {
+	enum experiment_state st;
+
+	if (any_ruled(a, &g->group))
+		st = EXPERIMENT_BY_RULE;
+	else if (groups_for_the_kernel(&g->group, t->llc_balancing))
+		st = EXPERIMENT_BY_KERNEL;
+	else if ((g->users = users_of(a, g)) == GROUPS_WITH_ROOT || g->users == GROUPS_ONE_SIDED)
+		st = EXPERIMENT_OTHER_USERS;
+	else
+		return false;
+	release(a, g);
+	g->x.state = st;
+	g->ccx = -1;
+	return true;
+}
+
+/* One group's turn in the cycle: let go, measured, or moved and judged. */
+static void cycle_group(struct autoplace *a, const struct topology *t, enum config_mode mode,
+			const struct autoplace_options *o, struct autoplace_group *g, unsigned *moves) {
+	if (not_ours(a, t, g))
+		return;
+	if (g->x.state == EXPERIMENT_BY_RULE || g->x.state == EXPERIMENT_BY_KERNEL ||
+	    g->x.state == EXPERIMENT_OTHER_USERS || g->x.state == EXPERIMENT_DRY_RUN) {
+		g->x.state = EXPERIMENT_MEASURING;
+		g->x.n_before = 0;
+	}
+	/* Crowding first: a rate that fell for it is no reason for a re-check
+	 * (experiment_input.crowded). */
+	if (g->x.state == EXPERIMENT_KEPT && mode != CONFIG_MODE_DRY_RUN)
+		watch_crowding(a, t, g, o);
+	if (mode == CONFIG_MODE_DRY_RUN)
+		dry_run(a, t, g, o);
+	else
+		step(a, t, g, o, moves);
+	if (g->x.state != EXPERIMENT_KEPT) {
+		g->waited = -1;
+		g->strikes = 0;
+	}
+}
+
+/* g's state in words, for status and the journal. */
+static void say_why(struct autoplace_group *g, const struct topology *t, const struct autoplace_options *o) {
+	struct reasons_group words = { .x = &g->x, .seen = g->seen, .quiet = g->quiet, .ccx = g->ccx,
+				       .demand = g->group.demand,
+				       .crowding = g->crowding[0] ? g->crowding : NULL, .users = g->users };
+
+	reasons_of_group(&words, placer_largest_ccx(t), o->window, AUTOPLACE_RELEASE_AFTER, g->reason,
+			 sizeof(g->reason));
+}
+
 int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_mode mode,
 		    const struct autoplace_options *options, uint64_t now_usec) {
 	struct autoplace_options o = *options;
@@ -768,56 +821,11 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 	placements_return_inherited(a->placements, in_a_group, a);
 	drop_ended(a);
 
-	for (size_t i = 0; i < a->n_groups; i++) {
-		struct autoplace_group *g = &a->groups[i];
-		if (!g->seen)
-			continue;
-		if (any_ruled(a, &g->group)) {
-			release(a, g);
-			g->x.state = EXPERIMENT_BY_RULE;
-			g->ccx = -1;
-			continue;
-		}
-		if (groups_for_the_kernel(&g->group, t->llc_balancing)) {
-			release(a, g);
-			g->x.state = EXPERIMENT_BY_KERNEL;
-			g->ccx = -1;
-			continue;
-		}
-		g->users = users_of(a, g);
-		if (g->users == GROUPS_WITH_ROOT || g->users == GROUPS_ONE_SIDED) {
-			release(a, g);
-			g->x.state = EXPERIMENT_OTHER_USERS;
-			g->ccx = -1;
-			continue;
-		}
-		if (g->x.state == EXPERIMENT_BY_RULE || g->x.state == EXPERIMENT_BY_KERNEL ||
-		    g->x.state == EXPERIMENT_OTHER_USERS || g->x.state == EXPERIMENT_DRY_RUN) {
-			g->x.state = EXPERIMENT_MEASURING;
-			g->x.n_before = 0;
-		}
-		/* Crowding first: a rate that fell for it is no reason for a
-		 * re-check (experiment_input.crowded). */
-		if (g->x.state == EXPERIMENT_KEPT && mode != CONFIG_MODE_DRY_RUN)
-			watch_crowding(a, t, g, &o);
-		if (mode == CONFIG_MODE_DRY_RUN)
-			dry_run(a, t, g, &o);
-		else
-			step(a, t, g, &o, &moves);
-		if (g->x.state != EXPERIMENT_KEPT) {
-			g->waited = -1;
-			g->strikes = 0;
-		}
-	}
-
-	for (size_t i = 0; i < a->n_groups; i++) {
-		struct autoplace_group *g = &a->groups[i];
-		struct reasons_group words = { .x = &g->x, .seen = g->seen, .quiet = g->quiet, .ccx = g->ccx,
-					       .demand = g->group.demand,
-					       .crowding = g->crowding[0] ? g->crowding : NULL, .users = g->users };
-		reasons_of_group(&words, placer_largest_ccx(t), o.window, AUTOPLACE_RELEASE_AFTER, g->reason,
-				 sizeof(g->reason));
-	}
+	for (size_t i = 0; i < a->n_groups; i++)
+		if (a->groups[i].seen)
+			cycle_group(a, t, mode, &o, &a->groups[i], &moves);
+	for (size_t i = 0; i < a->n_groups; i++)
+		say_why(&a->groups[i], t, &o);
 	thin_settled(a);
 	a->stats.cycles++;
 	a->stats.last_scanned = sample->n_scanned;

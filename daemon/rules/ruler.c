@@ -271,10 +271,10 @@ static int read_subject(const struct ruler *r, const struct procfs_stat *st, con
 
 /* The ruling of rule for st's process, carried out. Returns 1 when it
  * pinned a spread process. */
-static int carry_out(struct ruler *r, const struct procfs_stat *st, const struct placement *p,
-		     const struct rule *rule, const char *matched) {
-	struct placements *pl = r->placements;
-	const struct placement_early *pinned_early = placements_early(pl);
+/* The ruling of rule for the process, its subject read. 0, or -errno when
+ * the process is gone (and removed) or memory ran out (logged). */
+static int decide(struct ruler *r, const struct procfs_stat *st, const struct placement *p, const struct rule *rule,
+		  struct ruling_subject *s, struct ruling *ruling) {
 	struct ruling_context ctx = {
 		.topology = r->topology,
 		.dry_run = r->config->mode == CONFIG_MODE_DRY_RUN,
@@ -282,24 +282,61 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, const struct
 		 * decisions: this machine's CPUs and cpusets do not bound them. */
 		.bounded = !(r->config->mode == CONFIG_MODE_DRY_RUN && strcmp(r->topology->source, "system") != 0),
 	};
+	unsigned *load;
+	int e = read_subject(r, st, p, s);
+
+	if (e < 0) {
+		placements_remove(r->placements, st->pid);
+		return e;
+	}
+	load = placed_load(r, st->pid);
+	ctx.load = load;
+	e = load ? ruling_decide(rule, s, &ctx, ruling) : -ENOMEM;
+	free(load);
+	if (e < 0)
+		log_error_errno(e, "Out of memory deciding %s[%d] under rule %s", st->comm, (int)st->pid, rule->name);
+	return e;
+}
+
+/* The pin a ruling asks for, set (or, pinned at exec, confirmed) and
+ * logged. Returns what carry_out() does. */
+static int pin_as_ruled(struct ruler *r, const struct procfs_stat *st, const struct placement *p,
+			const struct rule *rule, struct ruling *ruling, bool early, bool was_pinned) {
+	struct placements *pl = r->placements;
+	char list[CPULIST_MAX], ccxs[CPULIST_MAX];
+	int e;
+
+	placements_set_spread(pl, p, ruling->sets, ruling->n_sets);
+	e = early && placements_confirm_early(pl, p, st, &ruling->cpus) ? 0 : placements_pin(pl, p, &ruling->cpus);
+	if (e == -ESRCH)
+		return placements_remove(r->placements, st->pid), 0;
+	if (e < 0) {
+		placements_decide(pl, p, PLACEMENT_SKIPPED, NULL);
+		placements_set_reason(pl, p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-e));
+		return 0;
+	}
+	if (!was_pinned && !log_ratelimit_pass(&r->pin_lines, util_usec(CLOCK_MONOTONIC)))
+		snprintf(r->last_held_rule, sizeof(r->last_held_rule), "%s", rule->name);
+	else if (!was_pinned)
+		log_decision(LOG_INFO,
+			     &(struct log_decision){ .pid = p->pid, .comm = p->comm, .rule = rule->name, .decision = "pin",
+						     .ccx = placer_ccx_list(r->topology, &ruling->cpus, ccxs, sizeof(ccxs)) },
+			     "Pinned %s[%d] to CCX %s (CPUs %s): rule %s", p->comm, (int)p->pid, ccxs,
+			     cpulist_format(&ruling->cpus, list, sizeof(list)), rule->name);
+	return p->n_spread > 0;
+}
+
+static int carry_out(struct ruler *r, const struct procfs_stat *st, const struct placement *p,
+		     const struct rule *rule, const char *matched) {
+	struct placements *pl = r->placements;
+	const struct placement_early *pinned_early = placements_early(pl);
 	struct ruling_subject s;
 	struct ruling ruling;
 	bool was_pinned = ruler_owns(p) && p->state == PLACEMENT_PINNED;
 	bool early = pinned_early && pinned_early->pid == st->pid && !p;
-	char list[CPULIST_MAX], ccxs[CPULIST_MAX];
-	unsigned *load;
-	int e = read_subject(r, st, p, &s);
 
-	if (e < 0)
-		return placements_remove(r->placements, st->pid), 0;
-	load = placed_load(r, st->pid);
-	ctx.load = load;
-	e = load ? ruling_decide(rule, &s, &ctx, &ruling) : -ENOMEM;
-	free(load);
-	if (e < 0)
-		return log_error_errno(e, "Out of memory deciding %s[%d] under rule %s", st->comm, (int)st->pid,
-				       rule->name), 0;
-
+	if (decide(r, st, p, rule, &s, &ruling) < 0)
+		return 0;
 	/* What ccxd set goes back, unless it pins now; a seat the automatic
 	 * policy gave it too, when a rule says to leave it alone. */
 	if ((s.ours && ruling.action != RULING_PIN && ruling.action != RULING_WOULD_PIN) ||
@@ -347,24 +384,7 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, const struct
 	case RULING_HAND_OVER:
 		return 0;
 	}
-	placements_set_spread(pl, p, ruling.sets, ruling.n_sets);
-	e = early && placements_confirm_early(pl, p, st, &ruling.cpus) ? 0 : placements_pin(pl, p, &ruling.cpus);
-	if (e == -ESRCH)
-		return placements_remove(r->placements, st->pid), 0;
-	if (e < 0) {
-		placements_decide(pl, p, PLACEMENT_SKIPPED, NULL);
-		placements_set_reason(pl, p, "rule %s: setting the affinity failed: %s", rule->name, strerror(-e));
-		return 0;
-	}
-	if (!was_pinned && !log_ratelimit_pass(&r->pin_lines, util_usec(CLOCK_MONOTONIC)))
-		snprintf(r->last_held_rule, sizeof(r->last_held_rule), "%s", rule->name);
-	else if (!was_pinned)
-		log_decision(LOG_INFO,
-			     &(struct log_decision){ .pid = p->pid, .comm = p->comm, .rule = rule->name, .decision = "pin",
-						     .ccx = placer_ccx_list(r->topology, &ruling.cpus, ccxs, sizeof(ccxs)) },
-			     "Pinned %s[%d] to CCX %s (CPUs %s): rule %s", p->comm, (int)p->pid, ccxs,
-			     cpulist_format(&ruling.cpus, list, sizeof(list)), rule->name);
-	return p->n_spread > 0;
+	return pin_as_ruled(r, st, p, rule, &ruling, early, was_pinned);
 }
 
 static int evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {

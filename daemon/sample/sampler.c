@@ -401,6 +401,111 @@ static int list_processes(struct sampler *s, pid_t **ret, size_t *n) {
 	return 0;
 }
 
+/* An active process into the sample: what it used, its channels' ends.
+ * Returns 0, or -errno to end the scan. */
+static int add_active(struct sampler *s, struct sampler_result *res, struct scan *sc, struct seen *now,
+		      struct seen *before, const struct procfs_stat *st, struct taskiter_batch_entry *e,
+		      const struct usage *u, double window_s) {
+	struct sampler_process *p = util_grow(res->procs, &sc->allocated_procs, res->n_procs + 1, sizeof(*p));
+	struct procfs_fd *fds;
+	size_t n_fds;
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	res->procs = p;
+	p = &p[res->n_procs++];
+	memset(p, 0, sizeof(*p));
+	p->cpu = u->cpu;
+	now->active = u->ran;
+	p->pid = now->pid;
+	p->start_time = st->start_time;
+	memcpy(p->comm, st->comm, sizeof(p->comm));
+	p->last_cpu = st->processor;
+	r = reader_read_active(s->reader, s->cycle, before, now, st, e && !e->stat_only ? e : NULL, p, window_s,
+			       &fds, &n_fds);
+	if (r >= 0)
+		r = channels_add_endpoints(&sc->eps, &sc->n_eps, &sc->allocated_eps, fds, n_fds, res->n_procs - 1);
+	free(fds);
+	return r;
+}
+
+/* A process read afresh: what it used since it was read last (before: the
+ * same process then, or NULL), added to the sample when active, and kept
+ * for the next. Returns 0, or -errno to end the scan. */
+static int measure(struct sampler *s, uint64_t now_usec, double default_window_s, struct sampler_result *res,
+		   struct scan *sc, struct seen *now, struct seen *before, const struct procfs_stat *st,
+		   struct taskiter_batch_entry *e) {
+	uint64_t used = ticks_used(before, now);
+	/* Over the time since they were read, which for a process that slept
+	 * long is several samples. */
+	double window_s = before && now_usec > before->ticks_usec ? (double)(now_usec - before->ticks_usec) / 1e6
+								  : default_window_s;
+	struct usage u = usage_of(before, now, st->threads, used, s->ticks_per_s, window_s);
+	struct seen *grown;
+	int r = 0;
+
+	res->n_scanned++;
+	now->busy_cycle = !u.ran && before ? before->busy_cycle : s->cycle;
+	if (before)
+		reader_carry_counters(now, before);
+	if (is_active(s, before, u.ran))
+		r = add_active(s, res, sc, now, before, st, e, &u, window_s);
+	grown = r < 0 ? NULL : util_grow(sc->seen, &sc->allocated_seen, sc->n_seen + 1, sizeof(*grown));
+	if (!grown) {
+		reader_close(s->reader, now, 1);
+		return -ENOMEM;
+	}
+	sc->seen = grown;
+	sc->seen[sc->n_seen++] = *now;
+	return 0;
+}
+
+/* One process of the scan; old is what the last sample kept of its pid, or
+ * NULL. Carried over as it was when it needs no look now, else read and
+ * measured. Returns 0, or -errno to end the scan. */
+static int scan_one(struct sampler *s, uint64_t now_usec, double default_window_s, struct sampler_result *res,
+		    struct scan *sc, pid_t pid, struct seen *old) {
+	struct taskiter_batch_entry *e = old ? reader_batched(s->reader, pid) : NULL;
+	bool look = old && !e && look_now(s, old);
+	struct procfs_stat st;
+	struct seen now, *before = NULL;
+	int fd = -1, schedstat_fd = -1, r;
+
+	if (old && !e && (!look || still(old, now_usec))) {
+		res->n_scanned += look;
+		return carry_over(sc, old);
+	}
+	if (old) {
+		fd = old->stat_fd;
+		old->stat_fd = -1;   /* moves to this sample's entry */
+	}
+	if (e)
+		stat_of(s, e, &st);
+	else if (reader_read_stat(s->reader, pid, &fd, &st) < 0)
+		return 0;
+	if (old) {
+		schedstat_fd = old->schedstat_fd;
+		old->schedstat_fd = -1;   /* the same */
+		if (old->start_time == st.start_time)
+			before = old;
+	}
+	now = (struct seen){ .pid = pid, .start_time = st.start_time, .ticks = st.utime + st.stime,
+			     .run_ns = e ? e->run_ns : 0, .ticks_usec = now_usec, .stat_fd = fd,
+			     .schedstat_fd = schedstat_fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1,
+			     .threads_link = -1, .files_link = -1, .stat_threads = st.threads };
+	if (st.flags & PROCFS_PF_KTHREAD) {
+		now.kthread = true;
+		r = carry_over(sc, &now);
+		if (r < 0)
+			reader_close(s->reader, &now, 1);
+		return r;
+	}
+	if (!e)
+		now.have_main = reader_read_schedstat(s->reader, pid, &now.schedstat_fd, &now.main) >= 0;
+	return measure(s, now_usec, default_window_s, res, sc, &now, before, &st, e);
+}
+
 static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_result *res, struct scan *sc) {
 	/* A process born since the last sample: its ticks over the window. */
 	double default_window_s = res->window_usec ? (double)res->window_usec / 1e6 : 1.0;
@@ -415,104 +520,13 @@ static int scan_processes(struct sampler *s, uint64_t now_usec, struct sampler_r
 	if (reader_reading(s->reader) == SAMPLER_READ_BATCH)
 		r = read_batch(s);
 	for (size_t i = 0; r >= 0 && i < n; i++) {
-		struct taskiter_batch_entry *e;
-		struct procfs_stat st;
-		struct seen now, *before = NULL;
-		uint64_t used;
-		double window_s;
-		struct usage u;
-		bool look;
-		int fd = -1, schedstat_fd = -1;
-
 		if (pids[i] == s->self)
 			continue;
 		/* Both lists are sorted by pid: walk the old one alongside. */
 		while (k < s->n_seen && s->seen[k].pid < pids[i])
 			k++;
-		bool known = k < s->n_seen && s->seen[k].pid == pids[i];
-		e = known ? reader_batched(s->reader, pids[i]) : NULL;
-		look = known && !e && look_now(s, &s->seen[k]);
-		if (known && !e && (!look || still(&s->seen[k], now_usec))) {
-			res->n_scanned += look;
-			r = carry_over(sc, &s->seen[k]);
-			if (r < 0)
-				break;
-			continue;
-		}
-		if (known) {
-			fd = s->seen[k].stat_fd;
-			s->seen[k].stat_fd = -1;   /* moves to this sample's entry */
-		}
-		if (e)
-			stat_of(s, e, &st);
-		else if (reader_read_stat(s->reader, pids[i], &fd, &st) < 0)
-			continue;
-		if (known) {
-			schedstat_fd = s->seen[k].schedstat_fd;
-			s->seen[k].schedstat_fd = -1;   /* the same */
-		}
-		if (known && s->seen[k].start_time == st.start_time)
-			before = &s->seen[k];
-		now = (struct seen){ .pid = pids[i], .start_time = st.start_time, .ticks = st.utime + st.stime,
-				     .run_ns = e ? e->run_ns : 0, .ticks_usec = now_usec, .stat_fd = fd,
-				     .schedstat_fd = schedstat_fd, .io_fd = -1, .fd_dir = -1, .task_dir = -1,
-				     .threads_link = -1, .files_link = -1, .stat_threads = st.threads };
-		if (!e && !(st.flags & PROCFS_PF_KTHREAD))
-			now.have_main = reader_read_schedstat(s->reader, pids[i], &now.schedstat_fd, &now.main) >= 0;
-		if (st.flags & PROCFS_PF_KTHREAD) {
-			now.kthread = true;
-			r = carry_over(sc, &now);
-			if (r < 0) {
-				reader_close(s->reader, &now, 1);
-				break;
-			}
-			continue;
-		}
-		res->n_scanned++;
-		used = ticks_used(before, &now);
-		/* Over the time since they were read, which for a process that
-		 * slept long is several samples. */
-		window_s = before && now_usec > before->ticks_usec ? (double)(now_usec - before->ticks_usec) / 1e6
-								  : default_window_s;
-		u = usage_of(before, &now, st.threads, used, s->ticks_per_s, window_s);
-		now.busy_cycle = !u.ran && before ? before->busy_cycle : s->cycle;
-
-		if (before)
-			reader_carry_counters(&now, before);
-		if (is_active(s, before, u.ran)) {
-			struct sampler_process *p = util_grow(res->procs, &sc->allocated_procs, res->n_procs + 1, sizeof(*p));
-			struct procfs_fd *fds;
-			size_t n_fds;
-
-			if (!p) {
-				reader_close(s->reader, &now, 1);
-				r = -ENOMEM;
-				break;
-			}
-			res->procs = p;
-			p = &p[res->n_procs++];
-			memset(p, 0, sizeof(*p));
-			p->cpu = u.cpu;
-			now.active = u.ran;
-			p->pid = pids[i];
-			p->start_time = st.start_time;
-			memcpy(p->comm, st.comm, sizeof(p->comm));
-			p->last_cpu = st.processor;
-			r = reader_read_active(s->reader, s->cycle, before, &now, &st, e && !e->stat_only ? e : NULL, p,
-					       window_s, &fds, &n_fds);
-			if (r >= 0)
-				r = channels_add_endpoints(&sc->eps, &sc->n_eps, &sc->allocated_eps, fds, n_fds,
-							   res->n_procs - 1);
-			free(fds);
-		}
-		struct seen *grown = r < 0 ? NULL : util_grow(sc->seen, &sc->allocated_seen, sc->n_seen + 1, sizeof(*grown));
-		if (!grown) {
-			reader_close(s->reader, &now, 1);
-			r = -ENOMEM;
-			break;
-		}
-		sc->seen = grown;
-		sc->seen[sc->n_seen++] = now;
+		r = scan_one(s, now_usec, default_window_s, res, sc, pids[i],
+			     k < s->n_seen && s->seen[k].pid == pids[i] ? &s->seen[k] : NULL);
 	}
 	reader_batch_free(s->reader);
 	free(pids);

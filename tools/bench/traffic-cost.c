@@ -259,27 +259,33 @@ static int reads_under_load(bool with_syscalls, double *reads, int max) {
 	return n;
 }
 
+/* Every pair on one CPU, the last this may use. */
+static void on_the_last_cpu(void) {
+	cpu_set_t cpus;
+	int last = CPU_SETSIZE - 1;
+
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0)
+		return;
+	while (last > 0 && !CPU_ISSET(last, &cpus))
+		last--;
+	CPU_ZERO(&cpus);
+	CPU_SET(last, &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus) == 0)
+		printf("on CPU %d\n", last);
+}
+
 int main(int argc, char **argv) {
 	static const char *const names[] = { "stream", "pingpong_pipe", "pingpong_unix", "pingpong_tcp", "getppid" };
 	double seconds = argc > 1 ? atof(argv[1]) : 0.5, reads[10 * MAX_PAIRS];
 	int pairs = argc > 2 ? atoi(argv[2]) : 15, n_reads = 0;
 	bool with_syscalls = !(argc > 3 && strcmp(argv[3], "no-syscalls") == 0);
 	struct traffic *t;
-	cpu_set_t cpus;
 
 	if (pairs < 1 || pairs > MAX_PAIRS || seconds <= 0) {
 		fprintf(stderr, "usage: traffic-cost [SECONDS [PAIRS (1 to %d) [no-syscalls]]]\n", MAX_PAIRS);
 		return 2;
 	}
-	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
-		int last = CPU_SETSIZE - 1;
-		while (last > 0 && !CPU_ISSET(last, &cpus))
-			last--;
-		CPU_ZERO(&cpus);
-		CPU_SET(last, &cpus);
-		if (sched_setaffinity(0, sizeof(cpus), &cpus) == 0)
-			printf("on CPU %d\n", last);
-	}
+	on_the_last_cpu();
 	if (traffic_new(with_syscalls, &t) < 0) {
 		fprintf(stderr, "traffic-cost: the counters cannot be loaded here\n");
 		return 1;
