@@ -397,7 +397,7 @@ static double members_waited(struct autoplace *a, struct autoplace_group *g) {
 
 /* What it does by itself in a seat is measured afresh in each. */
 static void seated(struct autoplace_group *g) {
-	g->n_seated = 0;
+	g->seated_alone.n = 0;
 	g->strikes = 0;
 }
 
@@ -415,15 +415,8 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 	double base, need;
 
 	g->waited = members_waited(a, g);
-	if (g->n_seated < o->window) {
-		if (g->waited >= 0) {
-			g->seated_waits[g->n_seated] = g->waited;
-			g->seated_cpu[g->n_seated++] = g->group.cpu;
-		}
+	if (!crowding_alone_add(&g->seated_alone, o->window, g->waited, g->group.cpu, &base, &need))
 		return;
-	}
-	base = validator_median(g->seated_waits, g->n_seated);
-	need = validator_median(g->seated_cpu, g->n_seated);
 	if (from >= 0 && (unsigned)from < t->n_ccx && room_of(a, t, g, &view, &others) == 0)
 		ccx = room_around(&view);
 	free(others);

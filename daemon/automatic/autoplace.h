@@ -51,10 +51,8 @@ struct autoplace_group {
 	struct seatings_ranking probe;
 	double waited;             /* kept: its members' share of wanted time spent waiting for a
 				    * CPU in the last sample (waits_share()); -1: not known */
-	double seated_waits[VALIDATOR_WINDOW_MAX];  /* kept: that share in its first samples in its
-						     * seat, window of them */
-	double seated_cpu[VALIDATOR_WINDOW_MAX];    /* and the CPU its members used then */
-	size_t n_seated;
+	struct crowding_alone seated_alone;   /* kept: its first samples in its seat, before
+					       * a crowd */
 	unsigned strikes;          /* kept: crowded samples in a row (crowding.h) */
 	uint64_t kept_pids;        /* kept: which processes it was kept as (a signature of its pids) */
 	bool thinned;              /* kept, and its calls counted one in 16 (sampler_thin()) */

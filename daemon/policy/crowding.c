@@ -60,3 +60,19 @@ bool crowding_room_again(unsigned *streak, const struct crowding_ccx *home, doub
 	*streak = fits(home, demand) ? *streak + 1 : 0;
 	return *streak >= (o->samples ? o->samples : 1);
 }
+
+bool crowding_alone_add(struct crowding_alone *a, unsigned window, double waited, double used, double *base,
+			double *need) {
+	if (window > CROWDING_ALONE_MAX)
+		window = CROWDING_ALONE_MAX;
+	if (a->n < window) {
+		if (waited >= 0) {
+			a->waits[a->n] = waited;
+			a->cpu[a->n++] = used;
+		}
+		return false;
+	}
+	*base = validator_median(a->waits, a->n);
+	*need = validator_median(a->cpu, a->n);
+	return true;
+}

@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "validator.h"
+
 /* Defaults of crowded_wait and crowded_samples (ccxd.conf(5)): one
  * CPU-bound program on a pair's CPU raised its share by 17 to 35 points,
  * and a steady pair's share varies by 3 from one sample to the next
@@ -44,6 +46,17 @@ struct crowding_ccx {
 				    * included; 0 without a reading */
 	unsigned distance;         /* from the seat's CCX, for a spill: 0 the same NUMA node, 1 the
 				    * same package, 2 farther (crowding_distance()) */
+};
+
+/* What a program or group does with its seat to itself: its share of
+ * wanted time spent waiting, and the CPUs it used, in its first window
+ * samples there. Their medians are what a crowd is judged against (the
+ * base, and the demand). */
+#define CROWDING_ALONE_MAX VALIDATOR_WINDOW_MAX
+struct crowding_alone {
+	double waits[CROWDING_ALONE_MAX];
+	double cpu[CROWDING_ALONE_MAX];
+	unsigned n;
 };
 
 struct crowding_options {
@@ -83,3 +96,10 @@ int crowding_spill_target(const struct crowding_ccx *ccx, size_t n, int from, do
  * room for its demand there; returns true once there were o->samples. */
 bool crowding_room_again(unsigned *streak, const struct crowding_ccx *home, double demand,
 			 const struct crowding_options *o);
+
+/* One sample alone (waited < 0: not known, not kept), while fewer than
+ * window (at most CROWDING_ALONE_MAX) are kept; true once they were all
+ * kept before this one: the crowding may be judged, against *base and
+ * *need, their medians. */
+bool crowding_alone_add(struct crowding_alone *a, unsigned window, double waited, double used, double *base,
+			double *need);

@@ -96,8 +96,8 @@ static void status_group_of(const struct autoplace_group *g, struct status_group
 		.turns = g->group.turns,
 		.thinned = g->thinned,
 		.waited = g->waited,
-		.waited_seated = x->state == EXPERIMENT_KEPT && g->n_seated ?
-					 validator_median(g->seated_waits, g->n_seated) : -1,
+		.waited_seated = x->state == EXPERIMENT_KEPT && g->seated_alone.n ?
+					 validator_median(g->seated_alone.waits, g->seated_alone.n) : -1,
 		.kept_bytes_per_cpu_s = x->state == EXPERIMENT_KEPT ? x->kept_yield : 0,
 		.n_trials = x->n_trials,
 		.last = (long)x->n_trials - 1,

@@ -35,10 +35,7 @@ struct spill {
 	cpu_set_t wide;           /* spilled: home and the CCX it spilled to */
 	struct waits_times last;  /* its threads' times at the last watch */
 	uint64_t last_usec;       /* when; 0 before the first reading */
-	double alone_waits[VALIDATOR_WINDOW_MAX];  /* its share waiting in its first samples
-						    * pinned, before a crowd */
-	double alone_cpu[VALIDATOR_WINDOW_MAX];    /* and the CPUs it used then */
-	unsigned n_alone;
+	struct crowding_alone alone;   /* its first samples pinned, before a crowd */
 	unsigned strikes;         /* crowded samples in a row */
 	unsigned streak;          /* spilled: samples in a row with room at home */
 	unsigned quiet;           /* samples left before it may spill again */
@@ -110,7 +107,7 @@ static void follow_rule(struct spill *e, const struct placement *p) {
 		return;
 	e->home = p->cpus;
 	e->spilled = false;
-	e->n_alone = e->strikes = e->streak = 0;
+	e->alone.n = e->strikes = e->streak = 0;
 }
 
 /* The one CCX that holds cpus, or -1. */
@@ -256,19 +253,11 @@ static void watch(struct spills *s, struct placements *pl, const struct config *
 	e->last_usec = now_usec;
 	if (home < 0 || t->n_ccx < 2 || !sample || sample->n_cpu_load == 0)
 		return;
-	if (window > VALIDATOR_WINDOW_MAX)
-		window = VALIDATOR_WINDOW_MAX;
-	if (!e->spilled && e->n_alone < window) {
-		if (waited >= 0) {
-			e->alone_waits[e->n_alone] = waited;
-			e->alone_cpu[e->n_alone++] = used;
-		}
+	/* Spilled, it was measured alone before: the window then holds. */
+	if (!crowding_alone_add(&e->alone, e->spilled ? 0 : window, waited, used, &base, &need))
 		return;
-	}
 	if (!e->spilled && e->quiet > 0)
 		e->quiet--;
-	base = validator_median(e->alone_waits, e->n_alone);
-	need = validator_median(e->alone_cpu, e->n_alone);
 	if (!(ccx = ccxs_around(t, sample, e, home, used)))
 		return;
 	if (!e->spilled && crowding_sample(&e->strikes, waited, base, &ccx[home], need, &o)) {
@@ -307,7 +296,7 @@ static void follow_parent(struct placements *pl, const struct placement *p, stru
 	e->home = parent->home;
 	e->wide = parent->wide;
 	e->spilled = parent->spilled;
-	e->n_alone = e->strikes = e->streak = 0;
+	e->alone.n = e->strikes = e->streak = 0;
 	e->last_usec = 0;
 	if (CPU_EQUAL(&p->cpus, want) || placements_pin(pl, p, want) < 0)
 		return;

@@ -180,7 +180,30 @@ static void it_comes_back_when_there_is_room(void) {
 	CHECK(crowding_room_again(&streak, &free, 1.0, &defaults));
 }
 
-TEST_MAIN(T(a_pair_alone_is_not_crowded), T(waiting_for_each_other_is_not_crowding), T(a_sustained_crowd_is_noticed),
+/* The base is what it did alone: window samples, their medians; a sample
+ * whose waits were not read is not kept; the window is bounded. */
+static void the_base_is_measured_alone_first(void) {
+	struct crowding_alone a = { .n = 0 };
+	double base = -1, need = -1;
+
+	CHECK(!crowding_alone_add(&a, 3, 0.10, 0.8, &base, &need));
+	CHECK(!crowding_alone_add(&a, 3, -1, 0.9, &base, &need));   /* not known: not kept */
+	CHECK(!crowding_alone_add(&a, 3, 0.30, 1.0, &base, &need));
+	CHECK(!crowding_alone_add(&a, 3, 0.20, 0.6, &base, &need));   /* the third: still not judged */
+	CHECK(base == -1 && need == -1);
+	CHECK(crowding_alone_add(&a, 3, 0.90, 0.1, &base, &need));
+	CHECK(base == 0.20 && need == 0.8);
+	CHECK_INT((int)a.n, 3);   /* what came after is judged, not kept */
+	/* Window 0 (a program spilled already): the base it had. */
+	CHECK(crowding_alone_add(&a, 0, 0.5, 0.5, &base, &need) && base == 0.20);
+	/* However large the window asked for, at most CROWDING_ALONE_MAX. */
+	a.n = 0;
+	for (int i = 0; i < CROWDING_ALONE_MAX; i++)
+		CHECK(!crowding_alone_add(&a, 1000, 0.1, 0.1, &base, &need));
+	CHECK(crowding_alone_add(&a, 1000, 0.1, 0.1, &base, &need));
+}
+
+TEST_MAIN(T(the_base_is_measured_alone_first), T(a_pair_alone_is_not_crowded), T(waiting_for_each_other_is_not_crowding), T(a_sustained_crowd_is_noticed),
 	  T(a_full_ccx_has_no_room), T(a_short_crowd_is_not), T(crowded_wait_0_never_moves), T(one_sample_suffices_when_asked),
 	  T(it_goes_where_there_is_room), T(two_one_cpu_ccxs), T(a_spill_goes_to_the_nearest_ccx_with_room),
 	  T(distances), T(it_comes_back_when_there_is_room))
