@@ -15,6 +15,7 @@
 
 #include "caps.h"
 #include "config-file.h"
+#include "config-keys.h"
 #include "autoplace.h"
 #include "cmdlines.h"
 #include "control.h"
@@ -395,9 +396,11 @@ static void apply_x3d(struct manager *m) {
 }
 
 int manager_reload(struct manager *m, char ***errors) {
+	char notes[8][CONFIG_NOTE_MAX];
 	struct config *c;
 	struct topology *t;
 	bool topology_changed;
+	size_t n;
 	int r;
 
 	/* Type=notify-reload wants the time of the reload with it. */
@@ -413,40 +416,15 @@ int manager_reload(struct manager *m, char ***errors) {
 	}
 
 	topology_changed = strcmp(c->topology, m->config->topology) != 0;
-	if (strcmp(c->socket, m->config->socket) != 0)
-		log_notice("The socket path changes from %s to %s at the next start", m->config->socket, c->socket);
 	/* CCX numbers of another topology mean other CPUs; another mode may forbid pinning. */
 	if (topology_changed || c->mode != CONFIG_MODE_ENFORCE) {
 		ruler_restore_all(m->ruler, false);
 		if (m->autoplace)
 			autoplace_release_all(m->autoplace);
 	}
-
-	if (strcmp(c->runtime_dir, m->runtime_dir) != 0)
-		log_notice("The runtime directory changes from %s to %s at the next start", m->runtime_dir,
-			   c->runtime_dir);
-	/* The sampler loaded its BPF iterators, or did not, at the start. */
-	if (c->bpf != m->config->bpf) {
-		log_notice("bpf changes from %s to %s at the next start", config_bpf_to_string(m->config->bpf),
-			   config_bpf_to_string(c->bpf));
-		c->bpf = m->config->bpf;
-	}
-	if (c->exec_events != m->config->exec_events) {
-		log_notice("exec_events changes from %s to %s at the next start",
-			   config_execs_to_string(m->config->exec_events), config_execs_to_string(c->exec_events));
-		c->exec_events = m->config->exec_events;
-	}
-	if (c->traffic != m->config->traffic) {
-		log_notice("traffic changes from %s to %s at the next start",
-			   config_traffic_to_string(m->config->traffic), config_traffic_to_string(c->traffic));
-		c->traffic = m->config->traffic;
-	}
-	/* Keep serving on the socket we have: it is bound already. */
-	char *socket = strdup(m->config->socket);
-	if (socket) {
-		free(c->socket);
-		c->socket = socket;
-	}
+	n = config_keys_at_next_start(c, m->config, notes, sizeof(notes) / sizeof(notes[0]));
+	for (size_t i = 0; i < n; i++)
+		log_notice("%s", notes[i]);
 	config_free(m->config);
 	m->config = c;
 	topology_free(m->topology);

@@ -633,3 +633,49 @@ int config_keys_set(enum config_keys_section s, int index, struct config *c, uns
 	*error = a.error;
 	return r;
 }
+
+/* note NOTES N MAX FMT...: one more note, where there is room */
+#define note(notes, n, max, ...) \
+	do { \
+		if (*(n) < (max)) \
+			snprintf((notes)[(*(n))++], CONFIG_NOTE_MAX, __VA_ARGS__); \
+	} while (0)
+
+/* *next keeps running's path. */
+static void keep_path(char **next, const char *running) {
+	char *p = strdup(running);
+
+	if (p) {
+		free(*next);
+		*next = p;
+	}
+}
+
+size_t config_keys_at_next_start(struct config *next, const struct config *running, char (*notes)[CONFIG_NOTE_MAX],
+				 size_t max) {
+	size_t n = 0;
+
+	if (strcmp(next->socket, running->socket) != 0) {
+		note(notes, &n, max, "The socket path changes from %s to %s at the next start", running->socket,
+		     next->socket);
+		keep_path(&next->socket, running->socket);
+	}
+	if (strcmp(next->runtime_dir, running->runtime_dir) != 0) {
+		note(notes, &n, max, "The runtime directory changes from %s to %s at the next start",
+		     running->runtime_dir, next->runtime_dir);
+		keep_path(&next->runtime_dir, running->runtime_dir);
+	}
+	if (next->bpf != running->bpf)
+		note(notes, &n, max, "bpf changes from %s to %s at the next start", config_bpf_to_string(running->bpf),
+		     config_bpf_to_string(next->bpf));
+	if (next->exec_events != running->exec_events)
+		note(notes, &n, max, "exec_events changes from %s to %s at the next start",
+		     config_execs_to_string(running->exec_events), config_execs_to_string(next->exec_events));
+	if (next->traffic != running->traffic)
+		note(notes, &n, max, "traffic changes from %s to %s at the next start",
+		     config_traffic_to_string(running->traffic), config_traffic_to_string(next->traffic));
+	next->bpf = running->bpf;
+	next->exec_events = running->exec_events;
+	next->traffic = running->traffic;
+	return n;
+}

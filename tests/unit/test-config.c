@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "config-file.h"
+#include "config-keys.h"
 #include "config-parse.h"
 #include "test.h"
 
@@ -1317,7 +1318,45 @@ static void names_modes_as_the_config_spells_them(void) {
 	CHECK(config_mode_to_string((enum config_mode)99) == NULL);
 }
 
+/* A reload keeps the keys taken only at the next start, saying so; the
+ * others change at once. */
+static void some_keys_wait_for_the_next_start(void) {
+	struct config *running = config_new_default(), *next = config_new_default();
+	char notes[8][CONFIG_NOTE_MAX];
+
+	CHECK(running && next);
+	if (!running || !next)
+		goto out;
+	CHECK_INT((int)config_keys_at_next_start(next, running, notes, 8), 0);
+	free(next->socket);
+	next->socket = strdup("/run/other.sock");
+	free(next->runtime_dir);
+	next->runtime_dir = strdup("/run/other");
+	next->bpf = SAMPLER_READ_PROC;
+	next->traffic = SAMPLER_COUNT_NO;
+	next->exec_events = CONFIG_EXECS_CONNECTOR;
+	next->mode = CONFIG_MODE_DRY_RUN;
+	CHECK_INT((int)config_keys_at_next_start(next, running, notes, 8), 5);
+	CHECK_STR(notes[0], "The socket path changes from /run/ccxd/ccxd.sock to /run/other.sock at the next start");
+	CHECK_STR(notes[1], "The runtime directory changes from /run/ccxd to /run/other at the next start");
+	CHECK_STR(notes[2], "bpf changes from auto to no at the next start");
+	CHECK_STR(next->socket, running->socket);
+	CHECK_STR(next->runtime_dir, running->runtime_dir);
+	CHECK(next->bpf == running->bpf && next->traffic == running->traffic &&
+	      next->exec_events == running->exec_events);
+	CHECK(next->mode == CONFIG_MODE_DRY_RUN);   /* at once */
+	/* No more notes than there is room for. */
+	next->bpf = SAMPLER_READ_PROC;
+	free(next->socket);
+	next->socket = strdup("/run/third.sock");
+	CHECK_INT((int)config_keys_at_next_start(next, running, notes, 1), 1);
+out:
+	config_free(running);
+	config_free(next);
+}
+
 TEST_MAIN(
+	T(some_keys_wait_for_the_next_start),
 	T(calibrate_can_be_turned_off),
 	T(realtime_wait_can_be_turned_off),
 	T(default_config_has_documented_defaults),
