@@ -1,21 +1,17 @@
 #include "control.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
-#include <systemd/sd-daemon.h>
 
 #include "log.h"
 #include "protocol.h"
+#include "shares.h"
 #include "util.h"
 
 /* Beyond this many clients, new ones are turned away at once. */
@@ -42,17 +38,7 @@
 #define CONTROL_USER_SHARE_PERCENT 10
 #define CONTROL_USER_BURST_USEC (100 * UINT64_C(1000))
 
-/* The loop time a user has left: refilled at CONTROL_USER_SHARE_PERCENT of
- * the time that passes, up to the burst; each call's time is taken off.
- * Kept per uid while that user has no connection too, so that connecting
- * again gives no fresh burst. */
-struct budget {
-	bool used;                   /* false: a slot never given to a user */
-	uid_t uid;
-	unsigned connections;
-	int64_t usec;
-	uint64_t at;                 /* CLOCK_MONOTONIC usec of the last refill */
-};
+static const struct shares_limits user_share = { CONTROL_USER_SHARE_PERCENT, CONTROL_USER_BURST_USEC };
 
 struct control_deferred {
 	struct connection *conn;
@@ -67,8 +53,8 @@ struct connection {
 	sd_event_source *io;
 	sd_event_source *timer;      /* drops the connection when it stalls or idles */
 	struct ucred cred;
-	struct budget *budget;       /* its user's, shared by all of that user's connections */
-	uint64_t throttled_until;    /* 0, or when the user's budget allows a call again */
+	struct share *share;         /* its user's, shared by all of that user's connections */
+	uint64_t throttled_until;    /* 0, or when the user's share allows a call again */
 	uint64_t last_active;        /* CLOCK_MONOTONIC usec of the last message or reply taken */
 	uint64_t in_since;           /* when the incomplete message in in[] began */
 	uint64_t out_since;          /* when the output now unsent began to wait */
@@ -92,7 +78,7 @@ struct control {
 	void *userdata;
 	struct connection *connections;
 	size_t n_connections;
-	struct budget budgets[CONTROL_CONNECTIONS_MAX];   /* at most one user per connection */
+	struct share shares[CONTROL_CONNECTIONS_MAX];   /* at most one user per connection */
 };
 
 void control_call_fail(struct control_call *call, const char *name, const char *fmt, ...) {
@@ -118,8 +104,8 @@ static void connection_free(struct connection *conn) {
 	if (conn->next)
 		conn->next->prev = conn->prev;
 	c->n_connections--;
-	if (conn->budget)
-		conn->budget->connections--;
+	if (conn->share)
+		conn->share->connections--;
 	if (conn->pending) {
 		struct control_deferred *d = conn->pending;
 		conn->pending = NULL;
@@ -312,27 +298,17 @@ static int schedule_resume(struct connection *conn);
 
 /* Whether the connection's user may have a call handled now; if not, when
  * it may (conn->throttled_until). */
-static void refill(struct budget *b, uint64_t now) {
-	if (now > b->at)
-		b->usec += (int64_t)((now - b->at) * CONTROL_USER_SHARE_PERCENT / 100);
-	if (b->usec > (int64_t)CONTROL_USER_BURST_USEC)
-		b->usec = (int64_t)CONTROL_USER_BURST_USEC;
-	b->at = now;
-}
+static bool share_allows(struct connection *conn, uint64_t now) {
+	uint64_t until = shares_wait_until(conn->share, &user_share, now);
 
-static bool budget_allows(struct connection *conn, uint64_t now) {
-	struct budget *b = conn->budget;
-
-	refill(b, now);
-	if (b->usec > 0)
-		return true;
-	conn->throttled_until = now + (uint64_t)(-b->usec) * 100 / CONTROL_USER_SHARE_PERCENT + 1000;
-	return false;
+	if (until)
+		conn->throttled_until = until;
+	return until == 0;
 }
 
 /* The complete messages read so far, in order, until one is deferred (the
  * rest wait for its last reply), the turn's calls are done (the rest wait
- * for the next turn), or the user's budget is spent (they wait for it). */
+ * for the next turn), or the user's share is spent (they wait for it). */
 static int process_input(struct connection *conn, bool had_partial) {
 	size_t start = 0;
 	unsigned calls = 0;
@@ -345,12 +321,12 @@ static int process_input(struct connection *conn, bool had_partial) {
 		uint64_t t = util_usec(CLOCK_MONOTONIC);
 		int r;
 
-		if (calls == CONTROL_CALLS_PER_TURN || !budget_allows(conn, t)) {
+		if (calls == CONTROL_CALLS_PER_TURN || !share_allows(conn, t)) {
 			more = true;
 			break;
 		}
 		r = handle_message(conn, conn->in + start, len);
-		conn->budget->usec -= (int64_t)(util_usec(CLOCK_MONOTONIC) - t);
+		shares_take(conn->share, util_usec(CLOCK_MONOTONIC) - t);
 		if (r < 0)
 			return r;
 		start += len + 1;
@@ -509,7 +485,7 @@ static int on_connection_timeout(sd_event_source *s, uint64_t usec, void *userda
 
 	(void)s;
 	(void)usec;
-	/* The end of a wait for its user's budget: its calls go on. */
+	/* The end of a wait for its user's share: its calls go on. */
 	if (conn->throttled_until && conn->out_len == conn->out_sent) {
 		conn->throttled_until = 0;
 		connection_process(conn, 0, true);
@@ -534,34 +510,6 @@ static struct connection *least_recently_active(const struct control *c) {
 		if (!conn->pending && conn->cred.uid != 0 && (!lru || conn->last_active < lru->last_active))
 			lru = conn;
 	return lru;
-}
-
-/* uid's budget: its own, whether or not it has other connections open. A
- * user who has none open gives up its slot to a newcomer only as the
- * fullest of such slots (a budget refilled to the burst is as good as
- * none); there is a slot for every connection, so one always has no
- * connection. */
-static struct budget *budget_of(struct control *c, uid_t uid) {
-	uint64_t now = util_usec(CLOCK_MONOTONIC);
-	struct budget *take = NULL;
-
-	for (size_t i = 0; i < CONTROL_CONNECTIONS_MAX; i++)
-		if (c->budgets[i].used && c->budgets[i].uid == uid)
-			return &c->budgets[i];
-	for (size_t i = 0; i < CONTROL_CONNECTIONS_MAX; i++) {
-		struct budget *b = &c->budgets[i];
-		if (b->connections > 0)
-			continue;
-		if (!b->used) {
-			take = b;
-			break;
-		}
-		refill(b, now);
-		if (!take || b->usec > take->usec)
-			take = b;
-	}
-	*take = (struct budget){ .used = true, .uid = uid, .usec = (int64_t)CONTROL_USER_BURST_USEC, .at = now };
-	return take;
 }
 
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -621,91 +569,16 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		free(conn);
 		return 0;
 	}
-	conn->budget = budget_of(c, conn->cred.uid);
-	conn->budget->connections++;
+	/* There is a slot for every connection, so one always has none. */
+	conn->share = shares_of(c->shares, CONTROL_CONNECTIONS_MAX, conn->cred.uid, &user_share,
+				util_usec(CLOCK_MONOTONIC));
+	conn->share->connections++;
 	conn->next = c->connections;
 	if (c->connections)
 		c->connections->prev = conn;
 	c->connections = conn;
 	c->n_connections++;
 	return 0;
-}
-
-static int mkdir_parents(const char *path) {
-	char dir[PATH_MAX];
-
-	if (strlen(path) >= sizeof(dir))
-		return -ENAMETOOLONG;
-	strcpy(dir, path);
-	for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return 0;
-}
-
-/* A socket file nobody answers on is left over from a crash: remove it. One
- * that answers belongs to a running ccxd, which we must not steal from. */
-static int clear_stale_socket(const struct sockaddr_un *sa) {
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
-		r = -EADDRINUSE;
-	else if (errno == ECONNREFUSED)
-		r = unlink(sa->sun_path) < 0 ? -errno : 0;
-	close(fd);
-	return r;
-}
-
-int control_listen(const char *path, bool *activated) {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd, r;
-
-	r = sd_listen_fds(1);
-	if (r == 1 && sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) > 0) {
-		*activated = true;
-		fd = SD_LISTEN_FDS_START;
-		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
-			return -errno;
-		return fd;
-	}
-	if (r > 0)
-		log_warning("Ignoring %d passed file descriptors that are not one listening Unix stream socket", r);
-	*activated = false;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	r = mkdir_parents(path);
-	if (r < 0)
-		return r;
-	r = clear_stale_socket(&sa);
-	if (r < 0 && r != -ENOENT)
-		return r;
-
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	/* The file bind() makes takes its mode from the socket, less the umask:
-	 * 0660 from the start, never open to all, and no chmod() by name,
-	 * which in a directory another user owns could be sent through a link
-	 * to any file. */
-	mode_t old = umask(0117);
-	r = fchmod(fd, 0660);
-	if (r == 0)
-		r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
-	if (r < 0 || listen(fd, SOMAXCONN) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
 }
 
 int control_new(sd_event *e, int listen_fd, const struct control_method *methods, size_t n_methods,
