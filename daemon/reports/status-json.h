@@ -1,0 +1,13 @@
+/* The status snapshot (status.h) as the JSON io.ccxd.GetStatus replies with,
+ * and one process as the pin and unpin methods answer. */
+#pragma once
+
+#include <stdbool.h>
+#include <json-c/json.h>
+
+#include "status.h"
+
+/* paths: with the programs' executables (for root alone). NULL without
+ * memory. */
+json_object *status_json(const struct ccxd_status *st, bool paths);
+json_object *status_process_json(const struct status_process *p);
