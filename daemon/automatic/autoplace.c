@@ -1,4 +1,4 @@
-#include "autoplace.h"
+#include "autoplace-internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -10,35 +10,9 @@
 #include <unistd.h>
 
 #include "cpulist.h"
-#include "learned.h"
 #include "log.h"
-#include "cgroup.h"
-#include "procfs.h"
 #include "reasons.h"
-#include "room.h"
 #include "util.h"
-
-/* A group unseen for this many samples has ended: its members get their
- * originals back. Short gaps (a pipeline between two files) keep it, and
- * its CCX; a group whose members have all exited has ended at once. */
-#define AUTOPLACE_RELEASE_AFTER 5
-/* Moves started per sample, so that a burst of new groups is seated a few at
- * a time and each experiment's window is not disturbed by all the others. */
-#define AUTOPLACE_MOVES_PER_CYCLE 4
-
-
-struct autoplace {
-	const char *root;
-	struct placements *placements;   /* the members' entries are there */
-	struct sampler *sampler;
-	struct group_cut *cut;     /* the last sample's processes cut off by a split */
-	size_t n_cut;
-	struct sampler_result *sample;
-	struct autoplace_group *groups;
-	size_t n_groups, allocated_groups;
-	struct learned *learned;   /* what won, per set of programs */
-	struct autoplace_stats stats;
-};
 
 int autoplace_new(const char *root, enum sampler_reading reading, enum sampler_counting counting,
 		  struct placements *placements, struct autoplace **ret) {
@@ -61,40 +35,9 @@ int autoplace_new(const char *root, enum sampler_reading reading, enum sampler_c
 	return 0;
 }
 
-/* ---- members: moving and putting back ----------------------------------- */
-
-/* A member's entry, while it is still the policy's: NULL when the process
- * is gone, or a rule or a hand took it (its placement is theirs then). */
-static const struct placement *member_entry(const struct autoplace *a, const struct autoplace_member *mb) {
-	const struct placement *p = placements_get(a->placements, mb->pid);
-
-	return p && p->start_time == mb->start_time && p->owner == PLACEMENT_AUTO ? p : NULL;
-}
-
-/* Every member gets its original back, and is the policy's no more. */
-static void release(struct autoplace *a, struct autoplace_group *g) {
-	for (size_t i = 0; i < g->n_members; i++) {
-		const struct placement *p = member_entry(a, &g->members[i]);
-		if (p) {
-			placements_give_back(a->placements, p);
-			placements_remove(a->placements, p->pid);
-		}
-	}
-	free(g->members);
-	g->members = NULL;
-	g->n_members = g->allocated_members = 0;
-}
-
-static void group_clear(struct autoplace_group *g) {
-	free(g->members);
-	free(g->group.pids);
-	free(g->group.channels);
-	free(g->programs);
-}
-
 void autoplace_release_all(struct autoplace *a) {
 	for (size_t i = 0; i < a->n_groups; i++) {
-		release(a, &a->groups[i]);
+		autoplace_release(a, &a->groups[i]);
 		experiment_reset(&a->groups[i].x);
 	}
 }
@@ -105,121 +48,13 @@ void autoplace_free(struct autoplace *a) {
 	if (!a)
 		return;
 	for (size_t i = 0; i < a->n_groups; i++)
-		group_clear(&a->groups[i]);
+		autoplace_group_clear(&a->groups[i]);
 	free(a->groups);
 	free(a->cut);
 	learned_free(a->learned);
 	sampler_result_free(a->sample);
 	sampler_free(a->sampler);
 	free(a);
-}
-
-static bool is_member(const struct autoplace_group *g, pid_t pid) {
-	for (size_t k = 0; k < g->n_members; k++)
-		if (g->members[k].pid == pid)
-			return true;
-	return false;
-}
-
-/* Takes hold of pid for g, and what its cgroup cpuset allows it. -EPERM
- * when somebody else narrowed its affinity: such a process is not ours to
- * move. */
-static const struct placement *hold(struct autoplace *a, const struct topology *t, struct autoplace_group *g, pid_t pid,
-			      cpu_set_t *allowed, int *ret) {
-	struct autoplace_member *grown;
-	struct procfs_stat st;
-	const struct placement *p;
-	bool fresh;
-	int r;
-
-	r = cgroup_read_cpuset(a->root, pid, allowed);
-	if (r == -ENOENT)
-		*allowed = t->online;
-	else if (r < 0)
-		goto fail;
-	CPU_AND(allowed, allowed, &t->online);
-	r = procfs_read_stat(a->root, pid, &st);
-	if (r < 0)
-		goto fail;
-	p = placements_get(a->placements, pid);
-	fresh = !p || p->start_time != st.start_time;
-	if (!fresh && is_member(g, pid))
-		return p->owner == PLACEMENT_AUTO ? p : (*ret = -EPERM, NULL);
-	p = placements_track(a->placements, &st);
-	if (!p) {
-		r = -ESRCH;
-		goto fail;
-	}
-	grown = util_grow(g->members, &g->allocated_members, g->n_members + 1, sizeof(*grown));
-	r = grown ? placements_claim(a->placements, p, PLACEMENT_AUTO, NULL, allowed, false, NULL) : -ENOMEM;
-	if (grown)
-		g->members = grown;
-	if (r < 0) {
-		if (r == -EPERM) {
-			char list[CPULIST_MAX], cpuset[CPULIST_MAX];
-			cpu_set_t mask;
-			placements_original_of(p, &mask);
-			log_debug("%s[%d] has CPUs %s of %s: set by somebody else, not the automatic policy's to move",
-				  p->comm, (int)pid, cpulist_format(&mask, list, sizeof(list)),
-				  cpulist_format(allowed, cpuset, sizeof(cpuset)));
-		}
-		if (fresh)
-			placements_remove(a->placements, pid);
-		goto fail;
-	}
-	g->members[g->n_members++] = (struct autoplace_member){ .pid = pid, .start_time = st.start_time };
-	return p;
-fail:
-	*ret = r;
-	return NULL;
-}
-
-/* Seats g's members: member i on cpus[i], within its cgroup cpuset. */
-static int move(struct autoplace *a, const struct topology *t, struct autoplace_group *g, const cpu_set_t *cpus) {
-	CPU_ZERO(&g->cpus);
-	for (size_t i = 0; i < g->group.n_pids; i++) {
-		pid_t pid = g->group.pids[i];
-		cpu_set_t allowed, target;
-		int r = 0;
-		const struct placement *p = hold(a, t, g, pid, &allowed, &r);
-
-		if (r == -ESRCH || r == -ENOENT)
-			continue;   /* gone meanwhile: one member less */
-		if (r < 0)
-			return r;
-		CPU_AND(&target, &cpus[i], &allowed);
-		if (CPU_COUNT(&target) == 0)
-			return -EXDEV;
-		r = placements_pin(a->placements, p, &target);
-		if (r < 0 && r != -ESRCH)
-			return r;
-		CPU_OR(&g->cpus, &g->cpus, &target);
-	}
-	a->stats.moves++;
-	return 0;
-}
-
-/* Whether pid is one of the processes some group holds or is made of: its
- * affinity is the groups' business. */
-static bool in_a_group(void *userdata, pid_t pid) {
-	const struct autoplace *a = userdata;
-
-	for (size_t i = 0; i < a->n_groups; i++) {
-		const struct autoplace_group *g = &a->groups[i];
-		if (is_member(g, pid))
-			return true;
-		for (size_t k = 0; k < g->group.n_pids; k++)
-			if (g->group.pids[k] == pid)
-				return true;
-	}
-	return false;
-}
-
-/* Whether a rule or a hand placed pid: rules win. */
-static bool ruled(const struct autoplace *a, pid_t pid) {
-	const struct placement *p = placements_get(a->placements, pid);
-
-	return p && p->owner != PLACEMENT_AUTO;
 }
 
 /* ---- decisions --------------------------------------------------------- */
@@ -264,65 +99,6 @@ int autoplace_set_memory(struct autoplace *a, const char *path) {
 	learned_free(a->learned);
 	a->learned = l;
 	return 0;
-}
-
-/* What g's room is counted from: every group as the room sees it
- * (room_group, in *groups, to be freed). -ENOMEM without memory. */
-static int room_of(const struct autoplace *a, const struct topology *t, const struct autoplace_group *g,
-		   struct room_view *v, struct room_group **groups) {
-	struct room_group *rg = calloc(a->n_groups ? a->n_groups : 1, sizeof(*rg));
-
-	*groups = rg;
-	if (!rg)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->n_groups; i++) {
-		const struct autoplace_group *o = &a->groups[i];
-		enum experiment_state st = o->x.state;
-		rg[i] = (struct room_group){
-			.group = &o->group, .ccx = o->ccx, .cpus = o->cpus,
-			.seated = st == EXPERIMENT_VALIDATING || st == EXPERIMENT_KEPT || st == EXPERIMENT_DRY_RUN,
-		};
-	}
-	*v = (struct room_view){ t, a->sample, rg, a->n_groups, (size_t)(g - a->groups) };
-	return 0;
-}
-
-/* Puts g's members in seating s on the CCX with room for it. -EXFULL when no
- * CCX has room, -ENOSPC when the CCX cannot seat them that way. */
-static int seat(struct autoplace *a, const struct topology *t, struct autoplace_group *g, enum seating s) {
-	struct room_view v;
-	struct room_group *others;
-	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
-	unsigned *threads = room_of(a, t, g, &v, &others) < 0 ? NULL : room_threads(&v, &g->group);
-	int r;
-
-	if (!cpus || !threads) {
-		free(cpus);
-		free(threads);
-		free(others);
-		return -ENOMEM;
-	}
-	/* Every seating of an experiment goes to the CCX its first went to, so
-	 * that the CCX is not measured along with the seating; unless another
-	 * group took the CPUs it needs there meanwhile. */
-	r = -ENOSPC;
-	if (g->ccx >= 0 && (unsigned)g->ccx < t->n_ccx) {
-		room_taken_on(&v, g->ccx, &taken);
-		r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, threads, &taken, cpus);
-	}
-	if (r == -ENOSPC) {
-		g->ccx = room_choose_ccx(&v, s, threads, &taken);
-		if (g->ccx < 0)
-			r = -EXFULL;
-		else
-			r = placer_seat(&t->ccx[g->ccx], s, g->group.n_pids, threads, &taken, cpus);
-	}
-	free(others);
-	if (r >= 0)
-		r = move(a, t, g, cpus);
-	free(cpus);
-	free(threads);
-	return r;
 }
 
 static void log_group(const struct autoplace_group *g, const char *decision, const char *fmt, ...)
@@ -370,31 +146,6 @@ static bool members_changed(const struct autoplace_group *g) {
 
 /* ---- crowding ----------------------------------------------------------- */
 
-/* The share of the time g's members wanted a CPU, since the last sample,
- * that they spent waiting for one; -1 when not known (the first reading,
- * members that changed). Each member's reading becomes its next baseline. */
-static double members_waited(struct autoplace *a, struct autoplace_group *g) {
-	struct waits_times before = { 0 }, now = { 0 };
-
-	for (size_t i = 0; i < g->n_members; i++) {
-		struct autoplace_member *mb = &g->members[i];
-		struct waits_times w;
-		bool had = mb->have_times;
-
-		mb->have_times = member_entry(a, mb) && waits_read(a->root, mb->pid, &w) >= 0;
-		if (!mb->have_times)
-			continue;
-		if (had) {
-			before.run_ns += mb->times.run_ns;
-			before.wait_ns += mb->times.wait_ns;
-			now.run_ns += w.run_ns;
-			now.wait_ns += w.wait_ns;
-		}
-		mb->times = w;
-	}
-	return waits_share(&before, &now);
-}
-
 /* What it does by itself in a seat is measured afresh in each. */
 static void seated(struct autoplace_group *g) {
 	g->seated_alone.n = 0;
@@ -414,10 +165,10 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 	int from = g->ccx, to;
 	double base, need;
 
-	g->waited = members_waited(a, g);
+	g->waited = autoplace_members_waited(a, g);
 	if (!crowding_alone_add(&g->seated_alone, o->window, g->waited, g->group.cpu, &base, &need))
 		return;
-	if (from >= 0 && (unsigned)from < t->n_ccx && room_of(a, t, g, &view, &others) == 0)
+	if (from >= 0 && (unsigned)from < t->n_ccx && autoplace_room_of(a, t, g, &view, &others) == 0)
 		ccx = room_around(&view);
 	free(others);
 	if (!ccx)
@@ -435,7 +186,7 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 	if (to >= 0) {
 		double room = ccx[to].cpus - ccx[to].taken;
 		g->ccx = to;
-		if (seat(a, t, g, g->x.seating) >= 0 && g->ccx != from) {
+		if (autoplace_seat(a, t, g, g->x.seating) >= 0 && g->ccx != from) {
 			experiment_reseated(&g->x);
 			snprintf(g->crowding, sizeof(g->crowding), "moved: waited %.0f %% of the time on CCX %d "
 				 "(%.0f %% once seated); CCX %d had %.1f CPUs free", g->waited * 100, from, base * 100,
@@ -450,7 +201,7 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 		 "and no other CCX had %.1f CPUs free", g->waited * 100, from, base * 100, need);
 	log_group(g, "release", "crowded: %s: originals back", g->crowding);
 	experiment_crowded(&g->x);
-	release(a, g);
+	autoplace_release(a, g);
 	g->ccx = -1;
 	a->stats.crowded_releases++;
 	free(ccx);
@@ -468,12 +219,12 @@ static void carry_out(struct autoplace *a, const struct topology *t, struct auto
 				g->ccx = -1;   /* chosen afresh for this experiment's first seating */
 				validating = true;
 			}
-			r = seat(a, t, g, i.seating);
+			r = autoplace_seat(a, t, g, i.seating);
 			if (r < 0 && r != -EXFULL && r != -EPERM && r != -ENOSPC)
 				log_debug_errno(r, "Seating group %d %s failed, leaving it out: %m", (int)g->id,
 						seating_to_string(i.seating));
 		} else
-			release(a, g);
+			autoplace_release(a, g);
 		i = experiment_done(&g->x, in, r);
 	}
 	if (!validating || g->x.state == EXPERIMENT_VALIDATING)
@@ -539,170 +290,12 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 
 /* ---- the cycle ----------------------------------------------------------- */
 
-static struct autoplace_group *find_group(struct autoplace *a, pid_t id) {
-	for (size_t i = 0; i < a->n_groups; i++)
-		if (a->groups[i].id == id)
-			return &a->groups[i];
-	return NULL;
-}
-
-/* The groups of sample, the pairs of those seen at the previous one
- * joined more easily (GROUPS_KEEP_FACTOR), and the processes a split left
- * alone (a->cut, for status only). */
-static int build_groups(struct autoplace *a, const struct sampler_result *sample, const struct autoplace_options *o,
-			double capacity, struct group **ret, size_t *n) {
-	struct group *previous = calloc(a->n_groups ? a->n_groups : 1, sizeof(*previous));
-	struct groups_limits limits = { .min_rate = o->min_rate, .min_message_rate = o->min_message_rate };
-	int r;
-
-	if (!previous)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->n_groups; i++)
-		if (a->groups[i].seen)
-			previous[limits.n_previous++] = a->groups[i].group;   /* shallow: only read */
-	limits.previous = previous;
-	r = groups_build(sample, &limits, capacity, ret, n);
-	free(a->cut);
-	a->cut = NULL;
-	a->n_cut = 0;
-	if (r >= 0 && groups_cut(sample, &limits, *ret, *n, &a->cut, &a->n_cut) < 0) {
-		a->cut = NULL;
-		a->n_cut = 0;
-	}
-	free(previous);
-	return r;
-}
-
-static int merge_groups(struct autoplace *a, struct group *fresh, size_t n) {
-	for (size_t i = 0; i < a->n_groups; i++)
-		a->groups[i].seen = false;
-	for (size_t i = 0; i < n; i++) {
-		struct autoplace_group *g = find_group(a, fresh[i].id);
-		if (!g) {
-			struct autoplace_group *grown =
-				util_grow(a->groups, &a->allocated_groups, a->n_groups + 1, sizeof(*grown));
-			if (!grown) {
-				groups_free(fresh + i, n - i);
-				return -ENOMEM;
-			}
-			a->groups = grown;
-			g = &a->groups[a->n_groups++];
-			memset(g, 0, sizeof(*g));
-			g->id = fresh[i].id;
-			g->ccx = -1;
-			g->waited = -1;
-			g->x.state = EXPERIMENT_MEASURING;
-			g->programs = learned_programs(a->root, &fresh[i], a->sample);
-		} else {
-			free(g->group.pids);
-			free(g->group.channels);
-		}
-		g->group = fresh[i];
-		g->seen = true;
-		g->quiet = 0;
-	}
-	return 0;
-}
-
-/* Whether a group seen in this sample holds one of g's members. */
-static bool taken_over(const struct autoplace *a, const struct autoplace_group *g) {
-	for (size_t i = 0; i < a->n_groups; i++) {
-		const struct autoplace_group *o = &a->groups[i];
-		if (o == g || !o->seen)
-			continue;
-		for (size_t k = 0; k < g->group.n_pids; k++)
-			if (bsearch(&g->group.pids[k], o->group.pids, o->group.n_pids, sizeof(pid_t), util_compare_pid))
-				return true;
-	}
-	return false;
-}
-
-/* Whether one of g's members has not exited. */
-static bool any_alive(const struct autoplace *a, const struct autoplace_group *g) {
-	for (size_t k = 0; k < g->group.n_pids; k++) {
-		struct procfs_stat st;
-		if (procfs_read_stat(a->root, g->group.pids[k], &st) == 0 && st.state != 'Z' && st.state != 'X')
-			return true;
-	}
-	return false;
-}
-
-/* Groups that ended: their members get their originals back. A group gone
- * quiet has ended after a few samples; one whose members now belong to
- * another group (a split along another channel, a stage that joined or
- * left) has ended at once, since a process is in one group at a time; and
- * so has one whose members all exited, so that its CCX is free for the
- * next at once. */
-static void drop_ended(struct autoplace *a) {
-	bool *ended = calloc(a->n_groups ? a->n_groups : 1, sizeof(*ended));
-	size_t k = 0;
-
-	for (size_t i = 0; ended && i < a->n_groups; i++)
-		ended[i] = !a->groups[i].seen && (taken_over(a, &a->groups[i]) || !any_alive(a, &a->groups[i]));
-	for (size_t i = 0; i < a->n_groups; i++) {
-		struct autoplace_group *g = &a->groups[i];
-		if ((ended && ended[i]) || (!g->seen && ++g->quiet >= AUTOPLACE_RELEASE_AFTER)) {
-			release(a, g);
-			group_clear(g);
-			continue;
-		}
-		a->groups[k++] = *g;
-	}
-	a->n_groups = k;
-	free(ended);
-}
-
-/* Kept groups that make many calls have them counted one in 16: what they
- * are kept on is settled, and a re-check (not kept while it runs) counts
- * every call again. */
-static void thin_settled(struct autoplace *a) {
-	pid_t *pids;
-	size_t n = 0, max = 0;
-
-	for (size_t i = 0; i < a->n_groups; i++)
-		max += a->groups[i].group.n_pids;
-	pids = calloc(max ? max : 1, sizeof(*pids));
-	if (!pids)
-		return;
-	for (size_t i = 0; i < a->n_groups; i++) {
-		struct autoplace_group *g = &a->groups[i];
-		g->thinned = g->seen && groups_thin(&g->group, a->sample, g->x.state == EXPERIMENT_KEPT, g->thinned);
-		for (size_t k = 0; g->thinned && k < g->group.n_pids; k++)
-			pids[n++] = g->group.pids[k];
-	}
-	sampler_thin(a->sampler, pids, n);
-	free(pids);
-}
-
-static bool any_ruled(const struct autoplace *a, const struct group *grp) {
-	for (size_t k = 0; k < grp->n_pids; k++)
-		if (ruled(a, grp->pids[k]))
-			return true;
-	return false;
-}
-
-/* Whose processes g holds, read now: a member whose owner cannot be read
- * (it ended) counts as a user of its own. */
-static enum groups_users users_of(const struct autoplace *a, const struct autoplace_group *g) {
-	uid_t *uids = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*uids));
-	enum groups_users u;
-
-	if (!uids)
-		return GROUPS_ONE_SIDED;
-	for (size_t k = 0; k < g->group.n_pids; k++)
-		if (procfs_read_uid(a->root, g->group.pids[k], &uids[k]) < 0)
-			uids[k] = (uid_t)-1;
-	u = groups_users(&g->group, a->sample, uids);
-	free(uids);
-	return u;
-}
-
 static void dry_run(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 		    const struct autoplace_options *o) {
 	struct room_view v;
 	struct room_group *others;
 	cpu_set_t taken, *cpus = calloc(g->group.n_pids ? g->group.n_pids : 1, sizeof(*cpus));
-	unsigned *threads = room_of(a, t, g, &v, &others) < 0 ? NULL : room_threads(&v, &g->group);
+	unsigned *threads = autoplace_room_of(a, t, g, &v, &others) < 0 ? NULL : room_threads(&v, &g->group);
 	enum seating plan[_SEATING_MAX];
 	size_t n_plan = plan_order(a, g, o, plan);
 
@@ -737,15 +330,15 @@ static void dry_run(struct autoplace *a, const struct topology *t, struct autopl
 static bool not_ours(struct autoplace *a, const struct topology *t, struct autoplace_group *g) {
 	enum experiment_state st;
 
-	if (any_ruled(a, &g->group))
+	if (autoplace_any_ruled(a, &g->group))
 		st = EXPERIMENT_BY_RULE;
 	else if (groups_for_the_kernel(&g->group, t->llc_balancing))
 		st = EXPERIMENT_BY_KERNEL;
-	else if ((g->users = users_of(a, g)) == GROUPS_WITH_ROOT || g->users == GROUPS_ONE_SIDED)
+	else if ((g->users = autoplace_users_of(a, g)) == GROUPS_WITH_ROOT || g->users == GROUPS_ONE_SIDED)
 		st = EXPERIMENT_OTHER_USERS;
 	else
 		return false;
-	release(a, g);
+	autoplace_release(a, g);
 	g->x.state = st;
 	g->ccx = -1;
 	return true;
@@ -802,24 +395,24 @@ int autoplace_cycle(struct autoplace *a, const struct topology *t, enum config_m
 	r = sampler_sample(a->sampler, now_usec, &sample);
 	if (r < 0)
 		return r;
-	r = build_groups(a, sample, &o, placer_largest_ccx(t), &fresh, &n);
+	r = autoplace_build_groups(a, sample, &o, placer_largest_ccx(t), &fresh, &n);
 	if (r < 0) {
 		sampler_result_free(sample);
 		return r;
 	}
 	sampler_result_free(a->sample);
 	a->sample = sample;
-	r = merge_groups(a, fresh, n);
+	r = autoplace_merge_groups(a, fresh, n);
 	free(fresh);
-	placements_return_inherited(a->placements, in_a_group, a);
-	drop_ended(a);
+	placements_return_inherited(a->placements, autoplace_in_a_group, a);
+	autoplace_drop_ended(a);
 
 	for (size_t i = 0; i < a->n_groups; i++)
 		if (a->groups[i].seen)
 			cycle_group(a, t, mode, &o, &a->groups[i], &moves);
 	for (size_t i = 0; i < a->n_groups; i++)
 		say_why(&a->groups[i], t, &o);
-	thin_settled(a);
+	autoplace_thin_settled(a);
 	a->stats.cycles++;
 	a->stats.last_scanned = sample->n_scanned;
 	a->stats.last_active = sample->n_procs;
