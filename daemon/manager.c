@@ -92,14 +92,14 @@ static void update_subscription(struct manager *m, bool spreading) {
 	}
 }
 
-static void evaluate(struct manager *m, pid_t pid, enum ruling_trigger trigger) {
+static void decide_rules(struct manager *m, pid_t pid, enum ruling_trigger trigger) {
 	if (ruler_evaluate(m->ruler, pid, trigger) > 0)
 		update_subscription(m, true);
 }
 
 /* A command line some rule needed is read: the decision it waited for. */
 static void on_cmdline(void *userdata, pid_t pid, int trigger) {
-	evaluate(userdata, pid, (enum ruling_trigger)trigger);
+	decide_rules(userdata, pid, (enum ruling_trigger)trigger);
 }
 
 /* ---- process events --------------------------------------------------- */
@@ -132,7 +132,7 @@ static void exec_of(struct manager *m, pid_t tgid, const char *comm, uint64_t at
 		m->decide_later = tgid;
 		return;
 	}
-	evaluate(m, tgid, RULING_EXEC);
+	decide_rules(m, tgid, RULING_EXEC);
 }
 
 static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
@@ -186,7 +186,7 @@ static void start_execs(struct manager *m) {
 
 static void on_comm(void *userdata, pid_t pid, pid_t tgid) {
 	if (pid == tgid)
-		evaluate(userdata, tgid, RULING_COMM);
+		decide_rules(userdata, tgid, RULING_COMM);
 }
 
 static void on_exit_event(void *userdata, pid_t pid, pid_t tgid) {
@@ -208,7 +208,7 @@ static void scan_all(struct manager *m, enum ruling_trigger trigger) {
 	}
 	/* Parents first (lower pids, mostly), so children can be seen as inheriting. */
 	for (size_t i = 0; i < n; i++)
-		evaluate(m, pids[i], trigger);
+		decide_rules(m, pids[i], trigger);
 	free(pids);
 	m->stats.rescans++;
 }
@@ -257,7 +257,7 @@ static const char *keep_on_restart(void *userdata, const struct ledger_entry *e)
 }
 
 static void decide_on_restart(void *userdata, pid_t pid) {
-	evaluate(userdata, pid, RULING_RELOAD);
+	decide_rules(userdata, pid, RULING_RELOAD);
 }
 
 /* Takes back what a killed ccxd left placed, and decides the rules' again
@@ -787,7 +787,7 @@ static int wait_at_real_time(struct manager *m) {
 
 		m->decide_later = 0;
 		cpu = util_usec(CLOCK_THREAD_CPUTIME_ID);
-		evaluate(m, pid, RULING_EXEC);
+		decide_rules(m, pid, RULING_EXEC);
 		/* The record's work, wherever it is done, counts to its share. */
 		execs_charge(m->execs, util_usec(CLOCK_THREAD_CPUTIME_ID) - cpu);
 	}

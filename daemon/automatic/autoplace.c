@@ -210,7 +210,7 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 /* Carries out what g's experiment asks, until it asks nothing more; and
  * when that ends an experiment (validating: one was under way), its
  * verdict is counted, learnt and logged. */
-static void carry_out(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
+static void carry_out_intents(struct autoplace *a, const struct topology *t, struct autoplace_group *g,
 		      const struct experiment_input *in, struct experiment_intent i, bool validating) {
 	while (i.action != EXPERIMENT_NOTHING) {
 		int r = 0;
@@ -285,7 +285,7 @@ static void step(struct autoplace *a, const struct topology *t, struct autoplace
 		cite_probe(g, o);
 		g->crowding[0] = '\0';
 	}
-	carry_out(a, t, g, &in, i, validating);
+	carry_out_intents(a, t, g, &in, i, validating);
 }
 
 /* ---- the cycle ----------------------------------------------------------- */

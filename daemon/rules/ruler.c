@@ -299,7 +299,7 @@ static int decide(struct ruler *r, const struct procfs_stat *st, const struct pl
 }
 
 /* The pin a ruling asks for, set (or, pinned at exec, confirmed) and
- * logged. Returns what carry_out() does. */
+ * logged. Returns what apply_rule() does. */
 static int pin_as_ruled(struct ruler *r, const struct procfs_stat *st, const struct placement *p,
 			const struct rule *rule, struct ruling *ruling, bool early, bool was_pinned) {
 	struct placements *pl = r->placements;
@@ -326,7 +326,7 @@ static int pin_as_ruled(struct ruler *r, const struct procfs_stat *st, const str
 	return p->n_spread > 0;
 }
 
-static int carry_out(struct ruler *r, const struct procfs_stat *st, const struct placement *p,
+static int apply_rule(struct ruler *r, const struct procfs_stat *st, const struct placement *p,
 		     const struct rule *rule, const char *matched) {
 	struct placements *pl = r->placements;
 	const struct placement_early *pinned_early = placements_early(pl);
@@ -387,7 +387,7 @@ static int carry_out(struct ruler *r, const struct procfs_stat *st, const struct
 	return pin_as_ruled(r, st, p, rule, &ruling, early, was_pinned);
 }
 
-static int evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
+static int rule_process(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 	struct facts facts;
 	struct procfs_stat st;
 	const struct rule *rule;
@@ -428,7 +428,7 @@ static int evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 
 		rules_explain(rule, &facts.id, matched, sizeof(matched));
 		facts_done(&facts);
-		return carry_out(r, &st, p, rule, matched);
+		return apply_rule(r, &st, p, rule, matched);
 	}
 	facts_done(&facts);
 	/* A placement follows the process and its descendants through exec
@@ -446,7 +446,7 @@ int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 
 	if (early && early->pid != pid)
 		placements_settle_early(r->placements);
-	e = evaluate(r, pid, trigger);
+	e = rule_process(r, pid, trigger);
 	placements_settle_early(r->placements);
 	return e;
 }
