@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -156,13 +157,13 @@ static int parse_path_key(struct assignment *a, char **field) {
 	return set_string(field, a->value);
 }
 
-static int set_socket(struct assignment *a) {
+/* Caught here, since bind() would only fail on it much later, at start-up. */
+static int socket_fits(struct assignment *a) {
 	size_t max = sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1, len = strlen(a->value);
 
-	/* Caught here, since bind() would only fail on it much later, at start-up. */
 	if (a->value[0] == '/' && len > max)
 		return reject(a, "%s path too long (%zu bytes, at most %zu)", a->key, len, max);
-	return parse_path_key(a, &a->config->socket);
+	return 0;
 }
 
 static bool topology_spec_valid(const char *s) {
@@ -181,15 +182,6 @@ static int set_topology(struct assignment *a) {
 	return set_string(&a->config->topology, a->value);
 }
 
-static int set_mode(struct assignment *a) {
-	int i = parse_enum(a, mode_name);
-
-	if (i < 0)
-		return i;
-	a->config->mode = (enum config_mode)i;
-	return 0;
-}
-
 static int set_interval(struct assignment *a) {
 	uint64_t usec;
 	int r = config_parse_duration(a->value, &usec);
@@ -202,61 +194,14 @@ static int set_interval(struct assignment *a) {
 	return 0;
 }
 
-static int set_restore_on_exit(struct assignment *a) {
-	return parse_bool_key(a, &a->config->restore_on_exit);
-}
-
-static int set_realtime_wait(struct assignment *a) {
-	return parse_bool_key(a, &a->config->realtime_wait);
-}
-
-static int set_calibrate(struct assignment *a) {
-	return parse_bool_key(a, &a->config->calibrate);
-}
-
-static int set_bpf(struct assignment *a) {
-	int i = parse_enum(a, bpf_name);
-
-	if (i < 0)
-		return i;
-	a->config->bpf = (enum sampler_reading)i;
-	return 0;
-}
-
-static int set_traffic(struct assignment *a) {
-	int i = parse_enum(a, traffic_name);
-
-	if (i < 0)
-		return i;
-	a->config->traffic = (enum sampler_counting)i;
-	return 0;
-}
-
-static int set_exec_events(struct assignment *a) {
-	int i = parse_enum(a, execs_name);
-
-	if (i < 0)
-		return i;
-	a->config->exec_events = (enum config_execs)i;
-	return 0;
-}
-
-static int set_state_dir(struct assignment *a) {
-	return parse_path_key(a, &a->config->state_dir);
-}
-
-static int set_runtime_dir(struct assignment *a) {
-	return parse_path_key(a, &a->config->runtime_dir);
-}
-
 /* Caught here rather than at the first interval's write, which would only
  * log it. (The line length limit keeps any path far below PATH_MAX.) */
-static int set_metrics_file(struct assignment *a) {
+static int names_a_file(struct assignment *a) {
 	size_t len = strlen(a->value);
 
 	if (a->value[0] == '/' && a->value[len - 1] == '/')
 		return invalid(a, "the path of a file, not a directory");
-	return parse_path_key(a, &a->config->metrics_file);
+	return 0;
 }
 
 static int set_min_rate(struct assignment *a) {
@@ -285,52 +230,6 @@ static int set_min_message_rate(struct assignment *a) {
 	return 0;
 }
 
-/* "5%" or "0.05" */
-static int set_min_gain(struct assignment *a) {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(a->value, &end);
-	if (end != a->value && *end == '%' && end[1] == '\0')
-		v /= 100.0;
-	else if (end == a->value || *end)
-		v = -1;
-	if (errno || !(v >= 0.0 && v <= 10.0))
-		return invalid(a, "a gain such as 5% or 0.05, at most 1000%");
-	a->config->min_gain = v;
-	return 0;
-}
-
-/* "25%" or "0.25"; 0: never */
-static int set_crowded_wait(struct assignment *a) {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(a->value, &end);
-	if (end != a->value && *end == '%' && end[1] == '\0')
-		v /= 100.0;
-	else if (end == a->value || *end)
-		v = -1;
-	if (errno || !(v >= 0.0 && v <= 1.0))
-		return invalid(a, "a share of the time such as 25% or 0.25, at most 100%; 0: never");
-	a->config->crowded_wait = v;
-	return 0;
-}
-
-static int set_crowded_samples(struct assignment *a) {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(a->value, &end, 10);
-	if (errno || end == a->value || *end || v < 1 || v > 60)
-		return invalid(a, "a number of samples, 1 to 60");
-	a->config->crowded_samples = (unsigned)v;
-	return 0;
-}
-
 static int set_recheck(struct assignment *a) {
 	uint64_t usec;
 	int r = config_parse_duration(a->value, &usec);
@@ -340,18 +239,6 @@ static int set_recheck(struct assignment *a) {
 	if (r < 0 || usec > 24 * 3600 * 1000000ULL)
 		return reject(a, "%s %s out of range (0..24h)", a->key, a->value);
 	a->config->recheck_usec = usec;
-	return 0;
-}
-
-static int set_window(struct assignment *a) {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(a->value, &end, 10);
-	if (errno || end == a->value || *end || v < 1 || v > 8)
-		return invalid(a, "a number of samples, 1 to 8");
-	a->config->window = (unsigned)v;
 	return 0;
 }
 
@@ -402,36 +289,20 @@ static int parse_glob_key(struct assignment *a, char **field) {
 	return set_string(field, a->value);
 }
 
-static int set_exe(struct assignment *a) {
-	return parse_glob_key(a, &a->rule->exe);
-}
-
-static int set_cmdline(struct assignment *a) {
-	return parse_glob_key(a, &a->rule->cmdline);
-}
-
-static int set_parent(struct assignment *a) {
-	return parse_glob_key(a, &a->rule->parent);
-}
-
-static int set_ancestor(struct assignment *a) {
-	return parse_glob_key(a, &a->rule->ancestor);
-}
-
 /* A unit's name never holds a '/': such a glob could never match, and is
  * more likely a cgroup path meant for cgroup =. */
-static int set_unit(struct assignment *a) {
+static int names_a_unit(struct assignment *a) {
 	if (strchr(a->value, '/'))
 		return invalid(a, "a glob on a unit name such as foo.service or session-*.scope, without '/'");
-	return parse_glob_key(a, &a->rule->unit);
+	return 0;
 }
 
 /* Every cgroup path starts at the root, "/": a glob that cannot match one
  * is refused rather than left to match nothing. */
-static int set_cgroup(struct assignment *a) {
+static int starts_at_the_root(struct assignment *a) {
 	if (a->value[0] && a->value[0] != '/' && a->value[0] != '*')
 		return invalid(a, "a glob on a cgroup path, starting with / or *");
-	return parse_glob_key(a, &a->rule->cgroup);
+	return 0;
 }
 
 /* Parses a ccx list, "1" or "0, 2", into list[] in the order given. Returns
@@ -497,96 +368,139 @@ static int set_ccx(struct assignment *a) {
 	return keep_ccx(a, list, (size_t)r);
 }
 
-static int set_policy(struct assignment *a) {
-	int i = parse_enum(a, policy_name);
+/* A whole number within min..max: "a number of samples, 1 to 8". */
+static int parse_count(struct assignment *a, long min, long max, const char *expected, unsigned *field) {
+	char *end;
+	long v;
 
-	if (i < 0)
-		return i;
-	a->rule->policy = (enum rule_policy)i;
+	errno = 0;
+	v = strtol(a->value, &end, 10);
+	if (errno || end == a->value || *end || v < min || v > max)
+		return invalid(a, expected);
+	*field = (unsigned)v;
 	return 0;
 }
 
-static int set_smt(struct assignment *a) {
-	int i = parse_enum(a, smt_name);
+/* A share, "25%" or "0.25", from 0 to max. */
+static int parse_share(struct assignment *a, double max, const char *expected, double *field) {
+	char *end;
+	double v;
 
-	if (i < 0)
-		return i;
-	a->rule->smt = (enum rule_smt)i;
+	errno = 0;
+	v = strtod(a->value, &end);
+	if (end != a->value && *end == '%' && end[1] == '\0')
+		v /= 100.0;
+	else if (end == a->value || *end)
+		v = -1;
+	if (errno || !(v >= 0.0 && v <= max))
+		return invalid(a, expected);
+	*field = v;
 	return 0;
 }
 
-static int set_prefer(struct assignment *a) {
-	int i = parse_enum(a, prefer_name);
-
-	if (i < 0)
-		return i;
-	a->rule->prefer = (enum rule_prefer)i;
-	return 0;
-}
-
-static int set_x3d_mode(struct assignment *a) {
-	int i = parse_enum(a, x3d_name);
-
-	if (i < 0)
-		return i;
-	a->config->x3d_mode = (enum config_x3d)i;
-	return 0;
-}
-
-static int set_force(struct assignment *a) {
-	return parse_bool_key(a, &a->rule->force);
-}
-
-static int set_spill(struct assignment *a) {
-	return parse_bool_key(a, &a->rule->spill);
-}
+/* How a key's value is read, and the field it goes to. */
+enum key_kind {
+	KEY_BOOL,       /* yes or no: a bool */
+	KEY_ENUM,       /* one of names(): an enum */
+	KEY_PATH,       /* an absolute path: a string */
+	KEY_GLOB,       /* a glob, not empty: a string */
+	KEY_COUNT,      /* a whole number, min to max: an unsigned */
+	KEY_SHARE,      /* "25%" or "0.25", 0 to max: a double */
+	KEY_OWN,        /* read and set by own() alone */
+};
 
 struct key {
 	const char *name;
-	int (*set)(struct assignment *a);
+	enum key_kind kind;
+	size_t offset;             /* of the field, in struct config or, for a [program:NAME] key, struct rule */
+	const char *(*names)(int); /* KEY_ENUM */
+	long min, max;             /* KEY_COUNT; max also KEY_SHARE's, in hundredths */
+	const char *expected;      /* KEY_COUNT, KEY_SHARE: what a refusal says is expected */
+	int (*own)(struct assignment *a);   /* KEY_OWN: the setter; else a check first, or NULL */
 };
 
+#define DAEMON(field) .offset = offsetof(struct config, field)
+#define RULE(field) .offset = offsetof(struct rule, field)
+
+/* Every enum a KEY_ENUM key sets is stored as an int. */
+_Static_assert(sizeof(enum config_mode) == sizeof(int) && sizeof(enum sampler_reading) == sizeof(int) &&
+	       sizeof(enum sampler_counting) == sizeof(int) && sizeof(enum config_execs) == sizeof(int) &&
+	       sizeof(enum config_x3d) == sizeof(int) && sizeof(enum rule_policy) == sizeof(int) &&
+	       sizeof(enum rule_smt) == sizeof(int) && sizeof(enum rule_prefer) == sizeof(int),
+	       "an enum key's field is not an int");
+
 static const struct key daemon_keys[] = {
-	{ "socket", set_socket },
-	{ "topology", set_topology },
-	{ "mode", set_mode },
-	{ "interval", set_interval },
-	{ "restore_on_exit", set_restore_on_exit },
-	{ "state_dir", set_state_dir },
-	{ "runtime_dir", set_runtime_dir },
-	{ "realtime_wait", set_realtime_wait },
-	{ "calibrate", set_calibrate },
-	{ "bpf", set_bpf },
-	{ "traffic", set_traffic },
-	{ "exec_events", set_exec_events },
-	{ "metrics_file", set_metrics_file },
-	{ "min_rate", set_min_rate },
-	{ "min_message_rate", set_min_message_rate },
-	{ "min_gain", set_min_gain },
-	{ "window", set_window },
-	{ "crowded_wait", set_crowded_wait },
-	{ "crowded_samples", set_crowded_samples },
-	{ "recheck", set_recheck },
-	{ "seatings", set_seatings },
-	{ "x3d_mode", set_x3d_mode },
-	{ NULL, NULL },
+	{ "socket", KEY_PATH, DAEMON(socket), .own = socket_fits },
+	{ "topology", KEY_OWN, .own = set_topology },
+	{ "mode", KEY_ENUM, DAEMON(mode), .names = mode_name },
+	{ "interval", KEY_OWN, .own = set_interval },
+	{ "restore_on_exit", KEY_BOOL, DAEMON(restore_on_exit) },
+	{ "state_dir", KEY_PATH, DAEMON(state_dir) },
+	{ "runtime_dir", KEY_PATH, DAEMON(runtime_dir) },
+	{ "realtime_wait", KEY_BOOL, DAEMON(realtime_wait) },
+	{ "calibrate", KEY_BOOL, DAEMON(calibrate) },
+	{ "bpf", KEY_ENUM, DAEMON(bpf), .names = bpf_name },
+	{ "traffic", KEY_ENUM, DAEMON(traffic), .names = traffic_name },
+	{ "exec_events", KEY_ENUM, DAEMON(exec_events), .names = execs_name },
+	{ "metrics_file", KEY_PATH, DAEMON(metrics_file), .own = names_a_file },
+	{ "min_rate", KEY_OWN, .own = set_min_rate },
+	{ "min_message_rate", KEY_OWN, .own = set_min_message_rate },
+	{ "min_gain", KEY_SHARE, DAEMON(min_gain), .max = 1000, .expected = "a gain such as 5% or 0.05, at most 1000%" },
+	{ "window", KEY_COUNT, DAEMON(window), .min = 1, .max = 8, .expected = "a number of samples, 1 to 8" },
+	{ "crowded_wait", KEY_SHARE, DAEMON(crowded_wait), .max = 100,
+	  .expected = "a share of the time such as 25% or 0.25, at most 100%; 0: never" },
+	{ "crowded_samples", KEY_COUNT, DAEMON(crowded_samples), .min = 1, .max = 60,
+	  .expected = "a number of samples, 1 to 60" },
+	{ "recheck", KEY_OWN, .own = set_recheck },
+	{ "seatings", KEY_OWN, .own = set_seatings },
+	{ "x3d_mode", KEY_ENUM, DAEMON(x3d_mode), .names = x3d_name },
+	{ .name = NULL },
 };
 
 static const struct key program_keys[] = {
-	{ "exe", set_exe },
-	{ "cmdline", set_cmdline },
-	{ "parent", set_parent },
-	{ "ancestor", set_ancestor },
-	{ "unit", set_unit },
-	{ "cgroup", set_cgroup },
-	{ "ccx", set_ccx },
-	{ "policy", set_policy },
-	{ "smt", set_smt },
-	{ "prefer", set_prefer },
-	{ "force", set_force },
-	{ "spill", set_spill },
-	{ NULL, NULL },
+	{ "exe", KEY_GLOB, RULE(exe) },
+	{ "cmdline", KEY_GLOB, RULE(cmdline) },
+	{ "parent", KEY_GLOB, RULE(parent) },
+	{ "ancestor", KEY_GLOB, RULE(ancestor) },
+	{ "unit", KEY_GLOB, RULE(unit), .own = names_a_unit },
+	{ "cgroup", KEY_GLOB, RULE(cgroup), .own = starts_at_the_root },
+	{ "ccx", KEY_OWN, .own = set_ccx },
+	{ "policy", KEY_ENUM, RULE(policy), .names = policy_name },
+	{ "smt", KEY_ENUM, RULE(smt), .names = smt_name },
+	{ "prefer", KEY_ENUM, RULE(prefer), .names = prefer_name },
+	{ "force", KEY_BOOL, RULE(force) },
+	{ "spill", KEY_BOOL, RULE(spill) },
+	{ .name = NULL },
 };
+
+/* Reads a's value as k says, into its field. */
+static int set_key(const struct key *k, struct assignment *a) {
+	void *field = (char *)(a->rule ? (void *)a->rule : (void *)a->config) + k->offset;
+	int r = k->own ? k->own(a) : 0;
+
+	if (r < 0 || k->kind == KEY_OWN)
+		return r;
+	switch (k->kind) {
+	case KEY_BOOL:
+		return parse_bool_key(a, field);
+	case KEY_ENUM:
+		r = parse_enum(a, k->names);
+		if (r >= 0)
+			*(int *)field = r;
+		return r < 0 ? r : 0;
+	case KEY_PATH:
+		return parse_path_key(a, field);
+	case KEY_GLOB:
+		return parse_glob_key(a, field);
+	case KEY_COUNT:
+		return parse_count(a, k->min, k->max, k->expected, field);
+	case KEY_SHARE:
+		return parse_share(a, (double)k->max / 100.0, k->expected, field);
+	case KEY_OWN:
+		break;
+	}
+	return r;
+}
 
 _Static_assert(ELEMENTSOF(daemon_keys) <= CONFIG_KEYS_MAX + 1, "CONFIG_KEYS_MAX too small");
 _Static_assert(ELEMENTSOF(program_keys) <= CONFIG_KEYS_MAX + 1, "CONFIG_KEYS_MAX too small");
@@ -628,7 +542,7 @@ int config_keys_set(enum config_keys_section s, int index, struct config *c, uns
 		.key = key->name,
 		.value = value,
 	};
-	int r = key->set(&a);
+	int r = set_key(key, &a);
 
 	*error = a.error;
 	return r;
