@@ -85,7 +85,7 @@ COMMON_SRC := $(wildcard common/*.c)
 PROBE_SRC  := $(wildcard probe/*.c)
 # The daemon: its process and event loop at the top, each layer in a folder
 # of its own (docs/design.md); every folder is on the include path.
-DAEMON_DIRS := daemon daemon/events daemon/placements daemon/rules daemon/automatic daemon/policy daemon/sample \
+DAEMON_DIRS := daemon daemon/bpf daemon/events daemon/placements daemon/rules daemon/automatic daemon/policy daemon/sample \
                daemon/prober daemon/reports daemon/host daemon/config
 # tools/ too, for the tests of ccxctl's printing.
 INCLUDES   := -Icommon -Iprobe $(addprefix -I,$(DAEMON_DIRS)) -Itools

@@ -23,7 +23,6 @@ __asm__(".section .rodata\n"
 	".previous\n");
 extern const char execs_object[], execs_object_end[];
 
-#define VERIFIER_LOG_SIZE (64 * 1024)
 /* Records read between two looks at the clock. */
 #define EXECS_BATCH 16
 /* Records read in one turn of the event loop. The wake-up at real-time
@@ -144,11 +143,10 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
 }
 
 static int load(struct execs *x, char *log, char *why, size_t why_size) {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = log, .kernel_log_size = VERIFIER_LOG_SIZE);
 	char said[160] = "";
 	int r;
 
-	x->obj = bpf_object__open_mem(execs_object, (size_t)(execs_object_end - execs_object), &opts);
+	x->obj = bpflog_open(execs_object, (size_t)(execs_object_end - execs_object), log);
 	if (!x->obj) {
 		r = -errno;
 		snprintf(why, why_size, "libbpf cannot open the exec programs (%s)", strerror(-r));
@@ -159,11 +157,9 @@ static int load(struct execs *x, char *log, char *why, size_t why_size) {
 		snprintf(why, why_size, "the map of processes cannot be sized (%s)", strerror(-r));
 		return r;
 	}
-	r = bpf_object__load(x->obj);
+	r = bpflog_load(x->obj, log);
 	if (r < 0) {
 		bpflog_verifier_said(log, said, sizeof(said));
-		if (log[0])
-			log_debug("libbpf: the verifier's log:\n%s", log);
 		snprintf(why, why_size, "the kernel refused to load the exec programs (%s%s)", strerror(-r), said);
 		return r;
 	}
@@ -189,7 +185,7 @@ static int load(struct execs *x, char *log, char *why, size_t why_size) {
 
 int execs_new(sd_event *e, execs_handler handler, void *userdata, struct execs **ret, char *why, size_t why_size) {
 	struct execs *x = calloc(1, sizeof(*x));
-	char *log = calloc(1, VERIFIER_LOG_SIZE);
+	char *log = calloc(1, BPFLOG_SIZE);
 	int r;
 
 	*ret = NULL;

@@ -145,23 +145,18 @@ static int bind_batch(struct taskiter *it, struct bpf_program *prog, struct batc
 	return b->link < 0 ? -errno : 0;
 }
 
-/* The verifier's log of a refused program, for the debug log and the
- * reason a batch is refused. A buffer of ours, zeroed, rather than
- * libbpf's: the kernel fills it in bpf(2), which memcheck cannot see, and
- * would take libbpf's for uninitialised. */
-#define VERIFIER_LOG_SIZE (64 * 1024)
-
 /* The object, loaded with the batch iterator or without it (then unload()
  * and load again: a kernel before 6.13 lacks what it needs). */
 static int load(struct taskiter *it, bool batch) {
 	struct bpf_program *prog;
 	int r;
 
-	it->log = calloc(1, VERIFIER_LOG_SIZE);
+	/* The verifier's log, for the debug log and the reason a batch is
+	 * refused. */
+	it->log = calloc(1, BPFLOG_SIZE);
 	if (!it->log)
 		return -ENOMEM;
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = it->log, .kernel_log_size = VERIFIER_LOG_SIZE);
-	it->obj = bpf_object__open_mem(taskiter_object, (size_t)(taskiter_object_end - taskiter_object), &opts);
+	it->obj = bpflog_open(taskiter_object, (size_t)(taskiter_object_end - taskiter_object), it->log);
 	if (!it->obj)
 		return -errno;
 	prog = bpf_object__find_program_by_name(it->obj, "batch");
@@ -170,9 +165,7 @@ static int load(struct taskiter *it, bool batch) {
 	if (!prog || !it->prog[TASKITER_THREADS] || !it->prog[TASKITER_FILES])
 		return -ENOENT;
 	bpf_program__set_autoload(prog, batch);
-	r = bpf_object__load(it->obj);
-	if (r < 0 && it->log[0])
-		log_debug("libbpf: the verifier's log:\n%s", it->log);
+	r = bpflog_load(it->obj, it->log);
 	for (size_t i = 0; r == 0 && batch && i < N_BATCH_MAPS; i++)
 		r = bind_batch(it, prog, &it->batch[i], batch_sizes[i]);
 	return r;

@@ -135,8 +135,6 @@ static void unload(struct traffic *t) {
 	t->counts[0] = t->counts[1] = t->bss = t->thinned = -1;
 }
 
-#define VERIFIER_LOG_SIZE (64 * 1024)
-
 /* The object with the programs of the parts in mask (a bit per part), the
  * others left out. The maps alone with mask 0. */
 static int load(struct traffic *t, unsigned mask) {
@@ -144,9 +142,8 @@ static int load(struct traffic *t, unsigned mask) {
 	struct bpf_map *rodata, *bss;
 	int r;
 
-	memset(t->log, 0, VERIFIER_LOG_SIZE);
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = t->log, .kernel_log_size = VERIFIER_LOG_SIZE);
-	t->obj = bpf_object__open_mem(traffic_object, (size_t)(traffic_object_end - traffic_object), &opts);
+	memset(t->log, 0, BPFLOG_SIZE);
+	t->obj = bpflog_open(traffic_object, (size_t)(traffic_object_end - traffic_object), t->log);
 	if (!t->obj)
 		return -errno;
 	rodata = bpf_object__find_map_by_name(t->obj, ".rodata");
@@ -165,12 +162,9 @@ static int load(struct traffic *t, unsigned mask) {
 			r = bpf_program__set_autoload(prog, false);
 	}
 	if (r == 0)
-		r = bpf_object__load(t->obj);
-	if (r < 0) {
-		if (t->log[0])
-			log_debug("libbpf: the verifier's log:\n%s", t->log);
+		r = bpflog_load(t->obj, t->log);
+	if (r < 0)
 		return r;
-	}
 	t->counts[0] = bpf_object__find_map_fd_by_name(t->obj, "counts_0");
 	t->counts[1] = bpf_object__find_map_fd_by_name(t->obj, "counts_1");
 	t->thinned = bpf_object__find_map_fd_by_name(t->obj, "thinned");
@@ -282,7 +276,7 @@ int traffic_new(bool syscalls, struct traffic **ret) {
 		return -ENOMEM;
 	t->counts[0] = t->counts[1] = t->bss = t->thinned = -1;
 	t->thinned_words = procfs_pid_words();
-	t->log = calloc(1, VERIFIER_LOG_SIZE);
+	t->log = calloc(1, BPFLOG_SIZE);
 	if (!t->log) {
 		free(t);
 		return -ENOMEM;

@@ -35,3 +35,17 @@ void bpflog_verifier_said(const char *log, char *said, size_t size) {
 		line = *end ? end + 1 : NULL;
 	}
 }
+
+struct bpf_object *bpflog_open(const char *bytes, size_t size, char *log) {
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .kernel_log_buf = log, .kernel_log_size = BPFLOG_SIZE);
+
+	return bpf_object__open_mem(bytes, size, &opts);
+}
+
+int bpflog_load(struct bpf_object *obj, const char *log) {
+	int r = bpf_object__load(obj);
+
+	if (r < 0 && log[0])
+		log_debug("libbpf: the verifier's log:\n%s", log);
+	return r;
+}
