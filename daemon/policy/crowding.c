@@ -1,5 +1,9 @@
 #include "crowding.h"
 
+#include <stdlib.h>
+
+#include "placer.h"
+
 /* Whether c has room for demand CPUs besides its other work (see
  * CROWDING_SLACK). */
 static bool fits(const struct crowding_ccx *c, double demand) {
@@ -75,4 +79,24 @@ bool crowding_alone_add(struct crowding_alone *a, unsigned window, double waited
 	*base = validator_median(a->waits, a->n);
 	*need = validator_median(a->cpu, a->n);
 	return true;
+}
+
+struct crowding_ccx *crowding_ccxs(const struct topology *t, const double *cpu_load, size_t n_cpus) {
+	size_t n = t->n_ccx ? t->n_ccx : 1;
+	struct crowding_ccx *c = calloc(n, sizeof(*c));
+	double *load = calloc(n, sizeof(*load));
+
+	if (c && load) {
+		if (cpu_load)
+			placer_ccx_load(t, cpu_load, n_cpus, load);
+		for (unsigned k = 0; k < t->n_ccx; k++)
+			c[k] = (struct crowding_ccx){
+				.cpus = t->ccx[k].usable ? t->ccx[k].n_pus : 0, .busy = load[k], .taken = load[k]
+			};
+	} else {
+		free(c);
+		c = NULL;
+	}
+	free(load);
+	return c;
 }

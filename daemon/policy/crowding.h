@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "topology.h"
 #include "validator.h"
 
 /* Defaults of crowded_wait and crowded_samples (ccxd.conf(5)): one
@@ -103,3 +104,10 @@ bool crowding_room_again(unsigned *streak, const struct crowding_ccx *home, doub
  * *need, their medians. */
 bool crowding_alone_add(struct crowding_alone *a, unsigned window, double waited, double used, double *base,
 			double *need);
+
+/* Each CCX of t as a seat sees it before the callers count their own: its
+ * CPUs (0 for one that cannot be used), and, as busy and as taken alike,
+ * the load cpu_load (n_cpus of it; NULL: none) measured on its CPUs. The
+ * caller takes off taken the work that is not other work. NULL without
+ * memory. */
+struct crowding_ccx *crowding_ccxs(const struct topology *t, const double *cpu_load, size_t n_cpus);

@@ -100,25 +100,19 @@ int room_choose_ccx(const struct room_view *v, enum seating s, const unsigned *t
 
 struct crowding_ccx *room_around(const struct room_view *v) {
 	size_t n = v->t->n_ccx ? v->t->n_ccx : 1;
-	struct crowding_ccx *c = calloc(n, sizeof(*c));
-	double *load = calloc(n, sizeof(*load)), *busy = calloc(n, sizeof(*busy));
+	double *load = calloc(n, sizeof(*load));
+	bool measured = load && measured_load(v, load);
+	struct crowding_ccx *c = load ? crowding_ccxs(v->t, measured ? v->sample->cpu_load : NULL,
+						      measured ? v->sample->n_cpu_load : 0) : NULL;
 
-	if (!c || !load || !busy) {
-		free(c);
-		c = NULL;
-		goto out;
+	if (c) {
+		other_load(v, load);
+		for (unsigned k = 0; k < v->t->n_ccx; k++)
+			c[k].taken = load[k];
+		for (size_t i = 0; i < v->n_groups; i++)
+			if (holds_ccx(v, i) && (unsigned)v->groups[i].ccx < v->t->n_ccx)
+				c[v->groups[i].ccx].taken += v->groups[i].group->demand;
 	}
-	other_load(v, load);
-	measured_load(v, busy);
-	for (unsigned k = 0; k < v->t->n_ccx; k++)
-		c[k] = (struct crowding_ccx){
-			.cpus = v->t->ccx[k].usable ? v->t->ccx[k].n_pus : 0, .taken = load[k], .busy = busy[k]
-		};
-	for (size_t i = 0; i < v->n_groups; i++)
-		if (holds_ccx(v, i) && (unsigned)v->groups[i].ccx < v->t->n_ccx)
-			c[v->groups[i].ccx].taken += v->groups[i].group->demand;
-out:
 	free(load);
-	free(busy);
 	return c;
 }

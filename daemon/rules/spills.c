@@ -131,31 +131,21 @@ static int ccx_of(const struct topology *t, const cpu_set_t *cpus) {
  * ran last (the sample read that, for a process that ran). */
 static struct crowding_ccx *ccxs_around(const struct topology *t, const struct sampler_result *sample,
 					const struct spill *e, int home, double used) {
-	struct crowding_ccx *c = calloc(t->n_ccx, sizeof(*c));
-	double *load = calloc(t->n_ccx, sizeof(*load));
+	struct crowding_ccx *c = crowding_ccxs(t, sample->cpu_load, sample->n_cpu_load);
 	long at = sampler_result_index(sample, e->pid);
+	int ran = at >= 0 && sample->procs[at].last_cpu >= 0 ? topology_ccx_of_cpu(t, (unsigned)sample->procs[at].last_cpu)
+							     : -1;
 
-	if (!c || !load) {
-		free(c);
-		free(load);
+	if (!c)
 		return NULL;
+	for (unsigned k = 0; k < t->n_ccx; k++) {
+		c[k].distance = crowding_distance(t->ccx[home].numa_node, t->ccx[home].package, t->ccx[k].numa_node,
+						  t->ccx[k].package);
+		if ((int)k == ran)
+			c[k].taken -= used;
+		if (c[k].taken < 0)
+			c[k].taken = 0;   /* clock ticks are coarse */
 	}
-	placer_ccx_load(t, sample->cpu_load, sample->n_cpu_load, load);
-	for (unsigned k = 0; k < t->n_ccx; k++)
-		c[k] = (struct crowding_ccx){
-			.cpus = t->ccx[k].usable ? t->ccx[k].n_pus : 0,
-			.busy = load[k],
-			.distance = crowding_distance(t->ccx[home].numa_node, t->ccx[home].package,
-						      t->ccx[k].numa_node, t->ccx[k].package),
-		};
-	if (at >= 0 && sample->procs[at].last_cpu >= 0) {
-		int ran = topology_ccx_of_cpu(t, (unsigned)sample->procs[at].last_cpu);
-		if (ran >= 0)
-			load[ran] -= used;
-	}
-	for (unsigned k = 0; k < t->n_ccx; k++)
-		c[k].taken = load[k] > 0 ? load[k] : 0;   /* clock ticks are coarse */
-	free(load);
 	return c;
 }
 

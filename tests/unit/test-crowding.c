@@ -3,6 +3,7 @@
  * "Crowding"). */
 #include "crowding.h"
 #include "test.h"
+#include "topologies.h"
 
 static const struct crowding_options defaults = { CROWDING_DEFAULT_WAIT, CROWDING_DEFAULT_SAMPLES };
 
@@ -203,7 +204,27 @@ static void the_base_is_measured_alone_first(void) {
 	CHECK(crowding_alone_add(&a, 1000, 0.1, 0.1, &base, &need));
 }
 
-TEST_MAIN(T(the_base_is_measured_alone_first), T(a_pair_alone_is_not_crowded), T(waiting_for_each_other_is_not_crowding), T(a_sustained_crowd_is_noticed),
+/* Each CCX's CPUs and the load measured on them, as busy and as taken,
+ * before a caller takes off its own: a Ryzen 7 1800X (CCX 0: 0-3,8-11). */
+static void each_ccx_with_its_load(void) {
+	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
+	double cpu_load[16] = { [0] = 1.0, [8] = 0.5, [4] = 0.25 };
+	struct crowding_ccx *c;
+
+	if (!t)
+		return;
+	c = crowding_ccxs(t, cpu_load, 16);
+	CHECK(c && c[0].cpus == 8 && c[0].busy == 1.5 && c[0].taken == 1.5);
+	CHECK(c && c[1].cpus == 8 && c[1].busy == 0.25 && c[1].taken == 0.25 && c[1].distance == 0);
+	free(c);
+	/* No reading: no load. */
+	c = crowding_ccxs(t, NULL, 0);
+	CHECK(c && c[0].busy == 0 && c[1].taken == 0 && c[1].cpus == 8);
+	free(c);
+	topology_free(t);
+}
+
+TEST_MAIN(T(each_ccx_with_its_load), T(the_base_is_measured_alone_first), T(a_pair_alone_is_not_crowded), T(waiting_for_each_other_is_not_crowding), T(a_sustained_crowd_is_noticed),
 	  T(a_full_ccx_has_no_room), T(a_short_crowd_is_not), T(crowded_wait_0_never_moves), T(one_sample_suffices_when_asked),
 	  T(it_goes_where_there_is_room), T(two_one_cpu_ccxs), T(a_spill_goes_to_the_nearest_ccx_with_room),
 	  T(distances), T(it_comes_back_when_there_is_room))
