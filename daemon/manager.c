@@ -1,4 +1,4 @@
-#include "manager.h"
+#include "manager-internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +15,6 @@
 
 #include "caps.h"
 #include "config-file.h"
-#include "config-keys.h"
 #include "autoplace.h"
 #include "cmdlines.h"
 #include "control.h"
@@ -37,53 +36,11 @@
 #include "x3d.h"
 #include "util.h"
 
-struct manager_stats {
-	uint64_t rescans;          /* full /proc scans */
-	uint64_t exec_drops;       /* intervals that found exec records dropped */
-	uint64_t reloads, reload_failures;
-};
-
-struct manager {
-	sd_event *event;
-	const char *root;          /* where /proc and /sys are: "" but in tests */
-	char *config_path;
-	bool config_path_explicit; /* a missing file is an error only when named */
-	struct config *config;
-	struct topology *topology;
-	struct placements *placements;
-	struct ruler *ruler;
-	struct cmdlines *cmdlines; /* the command lines the rules need, read off the loop */
-	struct watcher *watcher;
-	struct execs *execs;       /* NULL: the proc connector tells of execs */
-	char execs_note[256];      /* why not, then */
-	struct latencies exec_pins;    /* from exec events to the pins at exec */
-	bool pin_only;             /* at real-time priority: pin at exec as decided ahead, decide later */
-	pid_t decide_later;        /* the process pinned so, to decide once back at the normal policy */
-	struct control *control;
-	struct autoplace *autoplace;  /* NULL when it could not start */
-	struct spills *spills;     /* the programs of rules that may spill */
-	struct prober *prober;     /* the probe figures and workers; NULL when it could not start */
-	enum caps_bpf bpf_caps;    /* CAP_BPF and CAP_PERFMON after the loads at start */
-	bool socket_activated;
-	char *socket_path;         /* the socket file we created, removed at exit */
-	cpu_set_t online;          /* the kernel's online CPUs */
-	bool polling;              /* no proc connector: scanning /proc every interval */
-	uint32_t subscribed;       /* the process events asked of the watcher */
-	char watcher_note[256];
-	sd_event_source *sig_term, *sig_int, *sig_hup;
-	sd_event_source *interval_timer;
-	sd_event_source *rescan;   /* a pending full scan, coalesced */
-	char *runtime_dir;         /* where the originals owed are written: fixed at start, like the socket */
-	uint64_t started_usec;     /* CLOCK_REALTIME */
-	struct manager_stats stats;
-	int metrics_file_error;    /* of the last write of metrics_file, 0 or -errno */
-};
-
 /* Process events that ccxd needs: renames always; execs unless the exec
  * programs tell of them; forks only while a spread process must place each
  * new thread (inheritance is found by the interval's sweep); exits never:
  * every entry's pidfd tells of its exit. */
-static void update_subscription(struct manager *m, bool spreading) {
+void manager_update_subscription(struct manager *m, bool spreading) {
 	uint32_t events = (m->execs ? 0 : WATCHER_EXEC) | WATCHER_COMM | (spreading ? WATCHER_FORK : 0);
 
 	if (m->watcher && events != m->subscribed) {
@@ -94,7 +51,7 @@ static void update_subscription(struct manager *m, bool spreading) {
 
 static void decide_rules(struct manager *m, pid_t pid, enum ruling_trigger trigger) {
 	if (ruler_evaluate(m->ruler, pid, trigger) > 0)
-		update_subscription(m, true);
+		manager_update_subscription(m, true);
 }
 
 /* A command line some rule needed is read: the decision it waited for. */
@@ -196,7 +153,7 @@ static void on_exit_event(void *userdata, pid_t pid, pid_t tgid) {
 		placements_remove(m->placements, tgid);
 }
 
-static void scan_all(struct manager *m, enum ruling_trigger trigger) {
+void manager_scan_all(struct manager *m, enum ruling_trigger trigger) {
 	pid_t *pids;
 	size_t n;
 	int r;
@@ -219,7 +176,7 @@ static int on_rescan(sd_event_source *s, void *userdata) {
 	(void)s;
 	m->rescan = sd_event_source_disable_unref(m->rescan);
 	log_info("Rescanning /proc after lost process events");
-	scan_all(m, RULING_SCAN);
+	manager_scan_all(m, RULING_SCAN);
 	return 0;
 }
 
@@ -271,12 +228,10 @@ static void readopt(struct manager *m) {
 
 /* ---- housekeeping ----------------------------------------------------- */
 
-static void notify_status(struct manager *m) {
+void manager_notify_status(struct manager *m) {
 	sd_notifyf(0, "STATUS=%s, %zu processes pinned, mode %s", m->polling ? "Polling /proc" : "Watching process events",
 		   ruler_pinned(m->ruler), config_mode_to_string(m->config->mode));
 }
-
-static int arm_interval(struct manager *m);
 
 /* metrics_file, rewritten every interval; a failure is logged once, and
  * again when writing works again. */
@@ -324,8 +279,8 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 		on_lost(m);
 	}
 	if (m->polling)
-		scan_all(m, RULING_SCAN);
-	update_subscription(m, ruler_sweep(m->ruler));
+		manager_scan_all(m, RULING_SCAN);
+	manager_update_subscription(m, ruler_sweep(m->ruler));
 	if (m->autoplace && m->config->mode != CONFIG_MODE_OFF) {
 		struct autoplace_options options = {
 			.min_rate = m->config->min_rate,
@@ -356,12 +311,12 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 			     m->autoplace ? autoplace_sample(m->autoplace) : NULL, m->config->window,
 			     util_usec(CLOCK_MONOTONIC));
 	placements_owe_changed(m->placements);   /* exits */
-	notify_status(m);
+	manager_notify_status(m);
 	update_metrics_file(m);
-	return arm_interval(m);
+	return manager_arm_interval(m);
 }
 
-static int arm_interval(struct manager *m) {
+int manager_arm_interval(struct manager *m) {
 	uint64_t now;
 	int r = sd_event_now(m->event, CLOCK_MONOTONIC, &now);
 
@@ -378,175 +333,19 @@ static int arm_interval(struct manager *m) {
 				 m->config->interval_usec / 20 + 1, on_interval, m);
 }
 
-/* ---- reload, pin, unpin ----------------------------------------------- */
-
 /* [daemon] x3d_mode on this machine's amd_x3d_vcache driver
  * (x3d_apply_config()): in enforce mode on the system's topology the mode
  * asked for, otherwise, and for keep, the one a killed ccxd left set goes
  * back. Under the shipped unit ExecStartPre= and ExecReload= have set it
  * already, as root (ccxd --x3d-mode=apply), and nothing is left to write
  * here, where /sys is read-only. The topology then shows the mode as it is. */
-static void apply_x3d(struct manager *m) {
+void manager_apply_x3d(struct manager *m) {
 	char mode[SYSFS_X3D_MODE_MAX];
 
 	if (x3d_apply_config(m->root, m->runtime_dir, m->config, m->topology) == -ENOENT)
 		return;
 	if (strcmp(m->topology->source, "system") == 0 && sysfs_read_x3d_mode(m->root, mode) == 0)
 		snprintf(m->topology->x3d_mode, sizeof(m->topology->x3d_mode), "%s", mode);
-}
-
-int manager_reload(struct manager *m, char ***errors) {
-	char notes[8][CONFIG_NOTE_MAX];
-	struct config *c;
-	struct topology *t;
-	bool topology_changed;
-	size_t n;
-	int r;
-
-	/* Type=notify-reload wants the time of the reload with it. */
-	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)util_usec(CLOCK_MONOTONIC));
-	r = setup_load(m->config_path, m->config_path_explicit, &c, &t, errors);
-	if (r < 0) {
-		m->stats.reload_failures++;
-		log_error("Reload failed, keeping the running configuration:");
-		for (char **e = *errors; e && *e; e++)
-			log_error("%s", *e);
-		sd_notify(0, "READY=1");
-		return r;
-	}
-
-	topology_changed = strcmp(c->topology, m->config->topology) != 0;
-	/* CCX numbers of another topology mean other CPUs; another mode may forbid pinning. */
-	if (topology_changed || c->mode != CONFIG_MODE_ENFORCE) {
-		ruler_restore_all(m->ruler, false);
-		if (m->autoplace)
-			autoplace_release_all(m->autoplace);
-	}
-	n = config_keys_at_next_start(c, m->config, notes, sizeof(notes) / sizeof(notes[0]));
-	for (size_t i = 0; i < n; i++)
-		log_notice("%s", notes[i]);
-	config_free(m->config);
-	m->config = c;
-	topology_free(m->topology);
-	m->topology = t;
-	apply_x3d(m);
-	priority_allow(m->config->realtime_wait);
-	ruler_use(m->ruler, m->config, m->topology);
-	if (m->execs)
-		execs_set_rules(m->execs, m->config->rules, m->config->n_rules);
-	/* The prober holds the topology: it must hear of the new one at once. */
-	if (m->prober)
-		prober_update(m->prober, m->topology, &m->online, c->state_dir, c->calibrate);
-
-	/* Processes whose rule is gone get their original back; the rest are
-	 * decided again under the new rules. */
-	if (ruler_redecide(m->ruler) > 0)
-		update_subscription(m, true);
-	scan_all(m, RULING_SCAN);
-	arm_interval(m);
-	m->stats.reloads++;
-	log_info("Reloaded %s: %zu rules, mode %s", c->path ? c->path : "defaults", c->n_rules,
-		 config_mode_to_string(c->mode));
-	sd_notify(0, "READY=1");
-	notify_status(m);
-	return 0;
-}
-
-int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct status_process *ret) {
-	const struct placement *p;
-	int r = ruler_pin(m->ruler, pid, ccx, &p);
-
-	if (r >= 0)
-		status_process_of(m->topology, p, ret);
-	return r;
-}
-
-int manager_unpin(struct manager *m, pid_t pid, struct status_process *ret) {
-	const struct placement *p;
-	int r = ruler_unpin(m->ruler, pid, &p);
-
-	if (r >= 0)
-		status_process_of(m->topology, p, ret);
-	return r;
-}
-
-/* ---- what it is doing ------------------------------------------------ */
-
-int manager_status(const struct manager *m, struct ccxd_status *ret) {
-	struct ccxd_status *st = ret;
-	struct watcher_stats ws = m->watcher ? watcher_stats(m->watcher) : (struct watcher_stats){ 0 };
-	struct execs_stats xs = m->execs ? execs_stats(m->execs) : (struct execs_stats){ 0 };
-	struct spills_stats ss = spills_stats(m->spills);
-	struct seatings_ranking decision;
-	int r = 0;
-
-	*st = (struct ccxd_status){
-		.config = m->config,
-		.config_path = m->config_path,
-		.topology = m->topology,
-		.started_usec = m->started_usec,
-		.watcher_source = m->polling ? "polling" : m->watcher && watcher_active(m->watcher) ? "netlink" : "starting",
-		.watcher_note = m->polling ? m->watcher_note : NULL,
-		.execs_note = m->execs ? NULL : m->execs_note,
-		.execs = { .at_rename = xs.at_rename, .at_end = xs.at_end, .full = xs.full, .dropped = xs.dropped,
-			   .share_spent = xs.share_spent },
-		/* Execs told by the exec programs are events too; records they
-		 * dropped are lost ones. */
-		.events = ws.events + xs.at_rename + xs.at_end,
-		.lost_events = ws.lost + m->stats.exec_drops,
-		.rescans = m->stats.rescans,
-		.exec_pins = latencies_summary(&m->exec_pins),
-		.reloads = m->stats.reloads,
-		.reload_failures = m->stats.reload_failures,
-		.spills = ss.spills,
-		.spill_returns = ss.returns,
-		.probe_results = m->prober ? prober_results(m->prober) : NULL,
-		.bpf_capabilities = caps_bpf_to_string(m->bpf_caps),
-	};
-	struct priority_state ps = priority_state();
-	st->scheduling.slice_usec = ps.slice_usec;
-	st->scheduling.wait = ps.wait;
-	st->scheduling.note = ps.note;
-	st->scheduling.rttime_exceeded = ps.rttime_exceeded;
-	if (m->cmdlines) {
-		struct cmdlines_stats cs = cmdlines_stats(m->cmdlines);
-		st->cmdlines.read = cs.read;
-		st->cmdlines.refused = cs.refused;
-		st->cmdlines.blocked = cs.blocked;
-	}
-	status_states(st);
-	if (m->placements)
-		r = status_processes(m->placements, m->topology, st);
-	if (r >= 0 && m->autoplace)
-		r = status_sampling(m->autoplace, m->topology, st);
-	if (r >= 0 && m->prober && !(st->probe = prober_status_json(m->prober, util_usec(CLOCK_REALTIME))))
-		r = -ENOMEM;
-	if (r < 0) {
-		status_release(st);
-		return r;
-	}
-	st->have_decision = st->probe_results &&
-			    seatings_rank(st->probe_results, m->config->seatings, m->config->n_seatings,
-					  &decision) >= 0;
-	if (st->have_decision)
-		status_ranking_of(&decision, &st->decision);
-	return 0;
-}
-
-const struct topology *manager_topology(const struct manager *m) {
-	return m->topology;
-}
-
-const char *manager_config_path(const struct manager *m) {
-	return m->config_path;
-}
-
-size_t manager_n_rules(const struct manager *m) {
-	return m->config->n_rules;
-}
-
-int manager_probe(struct manager *m, const struct probe_options *o, struct control_call *call) {
-	return m->prober ? prober_run(m->prober, o, call) : -ENODEV;
 }
 
 /* ---- life cycle ------------------------------------------------------- */
@@ -664,7 +463,7 @@ static int start_placements(struct manager *m) {
 	r = check_runtime_dir(m->runtime_dir);
 	if (r < 0)
 		return r;
-	apply_x3d(m);
+	manager_apply_x3d(m);
 	priority_allow(m->config->realtime_wait);
 	r = placements_new(m->event, m->root, m->runtime_dir, &m->placements);
 	if (r >= 0)
@@ -713,12 +512,12 @@ static int start_watching(struct manager *m) {
 	r = watcher_new(m->event, &watcher_ops, m, &m->watcher);
 	if (r < 0)
 		return log_error_errno(r, "Failed to watch processes: %m");
-	update_subscription(m, false);
+	manager_update_subscription(m, false);
 	/* Before anything else is decided: what a killed ccxd left placed is
 	 * ours, with the originals it kept. */
 	readopt(m);
 	/* Rules apply to programs already running, too. */
-	scan_all(m, RULING_SCAN);
+	manager_scan_all(m, RULING_SCAN);
 	return 0;
 }
 
@@ -735,7 +534,7 @@ int manager_start(struct manager *m) {
 	r = start_watching(m);
 	if (r < 0)
 		return r;
-	r = arm_interval(m);
+	r = manager_arm_interval(m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to start the interval timer: %m");
 
@@ -745,7 +544,7 @@ int manager_start(struct manager *m) {
 		 config_mode_to_string(m->config->mode), m->config->socket,
 		 m->socket_activated ? " (socket-activated)" : "");
 	sd_notify(0, "READY=1");
-	notify_status(m);
+	manager_notify_status(m);
 	/* After READY=1: a calibration runs in a worker, and nothing waits for it. */
 	r = prober_new(m->event, &m->prober);
 	if (r >= 0)

@@ -1,0 +1,176 @@
+/* What clients and signals ask of the manager: a reload, a pin or unpin by
+ * hand, the status snapshot, a probe (methods.c and the SIGHUP handler). */
+#include "manager-internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+
+#include "autoplace.h"
+#include "config-keys.h"
+#include "execs.h"
+#include "log.h"
+#include "placements.h"
+#include "priority.h"
+#include "prober.h"
+#include "ruler.h"
+#include "seatings.h"
+#include "setup.h"
+#include "spills.h"
+#include "status.h"
+#include "util.h"
+#include "watcher.h"
+
+int manager_reload(struct manager *m, char ***errors) {
+	char notes[8][CONFIG_NOTE_MAX];
+	struct config *c;
+	struct topology *t;
+	bool topology_changed;
+	size_t n;
+	int r;
+
+	/* Type=notify-reload wants the time of the reload with it. */
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long)util_usec(CLOCK_MONOTONIC));
+	r = setup_load(m->config_path, m->config_path_explicit, &c, &t, errors);
+	if (r < 0) {
+		m->stats.reload_failures++;
+		log_error("Reload failed, keeping the running configuration:");
+		for (char **e = *errors; e && *e; e++)
+			log_error("%s", *e);
+		sd_notify(0, "READY=1");
+		return r;
+	}
+
+	topology_changed = strcmp(c->topology, m->config->topology) != 0;
+	/* CCX numbers of another topology mean other CPUs; another mode may forbid pinning. */
+	if (topology_changed || c->mode != CONFIG_MODE_ENFORCE) {
+		ruler_restore_all(m->ruler, false);
+		if (m->autoplace)
+			autoplace_release_all(m->autoplace);
+	}
+	n = config_keys_at_next_start(c, m->config, notes, sizeof(notes) / sizeof(notes[0]));
+	for (size_t i = 0; i < n; i++)
+		log_notice("%s", notes[i]);
+	config_free(m->config);
+	m->config = c;
+	topology_free(m->topology);
+	m->topology = t;
+	manager_apply_x3d(m);
+	priority_allow(m->config->realtime_wait);
+	ruler_use(m->ruler, m->config, m->topology);
+	if (m->execs)
+		execs_set_rules(m->execs, m->config->rules, m->config->n_rules);
+	/* The prober holds the topology: it must hear of the new one at once. */
+	if (m->prober)
+		prober_update(m->prober, m->topology, &m->online, c->state_dir, c->calibrate);
+
+	/* Processes whose rule is gone get their original back; the rest are
+	 * decided again under the new rules. */
+	if (ruler_redecide(m->ruler) > 0)
+		manager_update_subscription(m, true);
+	manager_scan_all(m, RULING_SCAN);
+	manager_arm_interval(m);
+	m->stats.reloads++;
+	log_info("Reloaded %s: %zu rules, mode %s", c->path ? c->path : "defaults", c->n_rules,
+		 config_mode_to_string(c->mode));
+	sd_notify(0, "READY=1");
+	manager_notify_status(m);
+	return 0;
+}
+
+int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct status_process *ret) {
+	const struct placement *p;
+	int r = ruler_pin(m->ruler, pid, ccx, &p);
+
+	if (r >= 0)
+		status_process_of(m->topology, p, ret);
+	return r;
+}
+
+int manager_unpin(struct manager *m, pid_t pid, struct status_process *ret) {
+	const struct placement *p;
+	int r = ruler_unpin(m->ruler, pid, &p);
+
+	if (r >= 0)
+		status_process_of(m->topology, p, ret);
+	return r;
+}
+
+/* ---- what it is doing ------------------------------------------------ */
+
+int manager_status(const struct manager *m, struct ccxd_status *ret) {
+	struct ccxd_status *st = ret;
+	struct watcher_stats ws = m->watcher ? watcher_stats(m->watcher) : (struct watcher_stats){ 0 };
+	struct execs_stats xs = m->execs ? execs_stats(m->execs) : (struct execs_stats){ 0 };
+	struct spills_stats ss = spills_stats(m->spills);
+	struct seatings_ranking decision;
+	int r = 0;
+
+	*st = (struct ccxd_status){
+		.config = m->config,
+		.config_path = m->config_path,
+		.topology = m->topology,
+		.started_usec = m->started_usec,
+		.watcher_source = m->polling ? "polling" : m->watcher && watcher_active(m->watcher) ? "netlink" : "starting",
+		.watcher_note = m->polling ? m->watcher_note : NULL,
+		.execs_note = m->execs ? NULL : m->execs_note,
+		.execs = { .at_rename = xs.at_rename, .at_end = xs.at_end, .full = xs.full, .dropped = xs.dropped,
+			   .share_spent = xs.share_spent },
+		/* Execs told by the exec programs are events too; records they
+		 * dropped are lost ones. */
+		.events = ws.events + xs.at_rename + xs.at_end,
+		.lost_events = ws.lost + m->stats.exec_drops,
+		.rescans = m->stats.rescans,
+		.exec_pins = latencies_summary(&m->exec_pins),
+		.reloads = m->stats.reloads,
+		.reload_failures = m->stats.reload_failures,
+		.spills = ss.spills,
+		.spill_returns = ss.returns,
+		.probe_results = m->prober ? prober_results(m->prober) : NULL,
+		.bpf_capabilities = caps_bpf_to_string(m->bpf_caps),
+	};
+	struct priority_state ps = priority_state();
+	st->scheduling.slice_usec = ps.slice_usec;
+	st->scheduling.wait = ps.wait;
+	st->scheduling.note = ps.note;
+	st->scheduling.rttime_exceeded = ps.rttime_exceeded;
+	if (m->cmdlines) {
+		struct cmdlines_stats cs = cmdlines_stats(m->cmdlines);
+		st->cmdlines.read = cs.read;
+		st->cmdlines.refused = cs.refused;
+		st->cmdlines.blocked = cs.blocked;
+	}
+	status_states(st);
+	if (m->placements)
+		r = status_processes(m->placements, m->topology, st);
+	if (r >= 0 && m->autoplace)
+		r = status_sampling(m->autoplace, m->topology, st);
+	if (r >= 0 && m->prober && !(st->probe = prober_status_json(m->prober, util_usec(CLOCK_REALTIME))))
+		r = -ENOMEM;
+	if (r < 0) {
+		status_release(st);
+		return r;
+	}
+	st->have_decision = st->probe_results &&
+			    seatings_rank(st->probe_results, m->config->seatings, m->config->n_seatings,
+					  &decision) >= 0;
+	if (st->have_decision)
+		status_ranking_of(&decision, &st->decision);
+	return 0;
+}
+
+const struct topology *manager_topology(const struct manager *m) {
+	return m->topology;
+}
+
+const char *manager_config_path(const struct manager *m) {
+	return m->config_path;
+}
+
+size_t manager_n_rules(const struct manager *m) {
+	return m->config->n_rules;
+}
+
+int manager_probe(struct manager *m, const struct probe_options *o, struct control_call *call) {
+	return m->prober ? prober_run(m->prober, o, call) : -ENODEV;
+}
