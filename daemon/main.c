@@ -59,6 +59,11 @@ static int check_config(const char *path) {
 		config_errors_free(errors);
 		return 1;
 	}
+	/* Keys that can do nothing are no error: said, and the file is good. */
+	if (setup_warnings(c, &errors) == 0)
+		for (char **e = errors; e && *e; e++)
+			fprintf(stderr, "%s\n", *e);
+	config_errors_free(errors);
 	printf("configuration OK\n");
 	config_free(c);
 	topology_free(t);

@@ -70,5 +70,8 @@ int manager_arm_interval(struct manager *m);
 /* systemd's STATUS= line. */
 void manager_notify_status(struct manager *m);
 
+/* What in the config's rules can do nothing, logged as warnings. */
+void manager_warn_idle_keys(const struct manager *m);
+
 /* [daemon] x3d_mode on this machine's amd_x3d_vcache driver. */
 void manager_apply_x3d(struct manager *m);

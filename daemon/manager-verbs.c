@@ -53,6 +53,7 @@ int manager_reload(struct manager *m, char ***errors) {
 		log_notice("%s", notes[i]);
 	config_free(m->config);
 	m->config = c;
+	manager_warn_idle_keys(m);
 	topology_free(m->topology);
 	m->topology = t;
 	manager_apply_x3d(m);

@@ -378,6 +378,16 @@ static int check_runtime_dir(const char *dir) {
 			       dir, (unsigned)st.st_uid);
 }
 
+void manager_warn_idle_keys(const struct manager *m) {
+	char **warnings;
+
+	if (setup_warnings(m->config, &warnings) < 0)
+		return;
+	for (char **w = warnings; w && *w; w++)
+		log_warning("%s", *w);
+	config_errors_free(warnings);
+}
+
 int manager_new(const char *config_path, struct manager **ret, char ***errors) {
 	struct manager *m = calloc(1, sizeof(*m));
 	int r;
@@ -397,6 +407,7 @@ int manager_new(const char *config_path, struct manager **ret, char ***errors) {
 		manager_free(m);
 		return r;
 	}
+	manager_warn_idle_keys(m);
 	r = sysfs_read_online_cpus(m->root, &m->online);
 	if (r < 0) {
 		log_warning_errno(r, "Failed to read the online CPUs, using this process's affinity: %m");

@@ -102,3 +102,26 @@ int setup_load(const char *path, bool explicit_path, struct config **ret_config,
 	*ret_topology = t;
 	return 0;
 }
+
+int setup_warnings(const struct config *c, char ***warnings) {
+	size_t n = 0;
+
+	*warnings = NULL;
+	for (size_t i = 0; i < c->n_rules; i++) {
+		const struct rule *r = &c->rules[i];
+		struct rules_idle idle[8];
+		size_t k = rules_idle_keys(r, idle, sizeof(idle) / sizeof(idle[0]));
+
+		for (size_t j = 0; j < k; j++) {
+			unsigned line = strcmp(idle[j].key, "ccx") == 0 ? r->ccx_line : r->line;
+			char *msg = strdupf("%s:%u: warning: %s does nothing: %s", r->file ? r->file : c->path, line,
+					    idle[j].key, idle[j].why);
+			if (strv_push(warnings, &n, msg) < 0) {
+				config_errors_free(*warnings);
+				*warnings = NULL;
+				return -ENOMEM;
+			}
+		}
+	}
+	return 0;
+}

@@ -14,3 +14,8 @@
  * topology); -EINVAL then. */
 int setup_load(const char *path, bool explicit_path, struct config **ret_config, struct topology **ret_topology,
 	       char ***errors);
+
+/* What in c's rules can do nothing (rules_idle_keys()), as "FILE:LINE:
+ * warning: KEY does nothing: WHY", NULL-terminated, into *warnings (NULL
+ * when there is none; config_errors_free() frees it). 0, or -ENOMEM. */
+int setup_warnings(const struct config *c, char ***warnings);

@@ -317,3 +317,42 @@ void rule_done(struct rule *r) {
 	r->ccx = NULL;
 	r->n_ccx = 0;
 }
+
+/* idle KEY WHY: one more, where there is room */
+static void idle_add(struct rules_idle *idle, size_t max, size_t *n, const char *key, const char *why) {
+	if (*n < max)
+		idle[*n] = (struct rules_idle){ key, why };
+	(*n)++;
+}
+
+size_t rules_idle_keys(const struct rule *r, struct rules_idle *idle, size_t max) {
+	const char *placed_by = r->policy == RULE_POLICY_IGNORE ? "policy = ignore never places the program"
+			      : r->policy == RULE_POLICY_PAIR  ? "policy = pair leaves the program to the automatic policy"
+			      : r->policy == RULE_POLICY_AUTO  ? "policy = auto leaves the program to the automatic policy"
+							       : NULL;
+	size_t n = 0;
+
+	if (placed_by) {
+		if (r->n_ccx > 0)
+			idle_add(idle, max, &n, "ccx", placed_by);
+		if (r->smt != RULE_SMT_ALLOW)
+			idle_add(idle, max, &n, "smt", placed_by);
+		if (r->prefer != RULE_PREFER_ANY)
+			idle_add(idle, max, &n, "prefer", placed_by);
+		if (r->spill)
+			idle_add(idle, max, &n, "spill", placed_by);
+		if (r->force)
+			idle_add(idle, max, &n, "force", placed_by);
+		return n < max ? n : max;
+	}
+	if (r->spill && r->policy == RULE_POLICY_SPREAD)
+		idle_add(idle, max, &n, "spill",
+			 "policy = spread gives each thread a CCX, and only a program pinned to one CCX spills");
+	else if (r->spill && r->policy == RULE_POLICY_PIN && r->n_ccx > 1)
+		idle_add(idle, max, &n, "spill", "ccx lists several CCXs, and only a program pinned to one CCX spills");
+	if (r->prefer != RULE_PREFER_ANY && !r->ccx_auto && (r->policy == RULE_POLICY_PIN || r->n_ccx == 1))
+		idle_add(idle, max, &n, "prefer",
+			 r->n_ccx == 1 ? "ccx names one CCX: there is none to choose"
+				       : "policy = pin takes every CCX that ccx lists: there is none to choose");
+	return n < max ? n : max;
+}

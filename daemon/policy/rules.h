@@ -120,6 +120,19 @@ const char *rules_unit_of(const char *cgroup, size_t *len);
  * "" for a rule that has no parent, ancestor, unit or cgroup key. */
 void rules_explain(const struct rule *rule, const struct rule_identity *id, char *buf, size_t size);
 
+/* A key of a rule that can do nothing, and why. */
+struct rules_idle {
+	const char *key;          /* "ccx", "smt", "prefer", "spill", "force" */
+	const char *why;          /* "policy = ignore never places the program" */
+};
+
+/* The keys of r that can do nothing, at most max of them into idle:
+ * placing keys under a policy that places nothing (ignore) or leaves the
+ * program to the automatic policy (pair, auto), spill = yes where the
+ * program is not pinned to one CCX, prefer where there is no CCX to
+ * choose. Returns how many. */
+size_t rules_idle_keys(const struct rule *r, struct rules_idle *idle, size_t max);
+
 const char *rule_policy_to_string(enum rule_policy p);
 const char *rule_smt_to_string(enum rule_smt s);
 const char *rule_prefer_to_string(enum rule_prefer p);

@@ -118,6 +118,25 @@ CONF
 )
 echo "$ccx5" > "$CONF"
 check "a rule naming a CCX the topology lacks is an error with its line" sh -c "$CCXD --check-config $CONF 2>&1 | grep -q '^$CONF:6: ccx 5 does not exist'"
+# Keys that can do nothing: warned of with their line, and the file is good.
+cat > "$CONF" <<CONF
+[daemon]
+socket = $SOCK
+topology = $TWO_CCX
+
+[program:ccxt-prog]
+policy = ignore
+ccx = 1
+
+[program:ccxt-other]
+ccx = 0,1
+spill = yes
+CONF
+$CCXD --check-config "$CONF" >"$WORK/out" 2>"$WORK/said"; said=$?
+check "keys that can do nothing: warnings with their line, and the file is good" \
+	sh -c "[ $said -eq 0 ] && [ \"\$(cat '$WORK/out')\" = 'configuration OK' ] &&
+	       grep -qx '$CONF:7: warning: ccx does nothing: policy = ignore never places the program' '$WORK/said' &&
+	       grep -q '^$CONF:9: warning: spill does nothing: ccx lists several CCXs' '$WORK/said' && [ \$(wc -l < '$WORK/said') -eq 2 ]"
 
 cp "$WORK/good.conf" "$CONF"
 check "a good reload succeeds" sh -c "$CCXCTL --socket $SOCK reload >/dev/null"

@@ -550,7 +550,51 @@ static void rule_done_frees_and_clears(void) {
 	rule_done(NULL);
 }
 
+/* Keys that can do nothing under the rest of their rule. */
+static void keys_that_can_do_nothing(void) {
+	unsigned one[] = { 1 }, two[] = { 0, 1 };
+	struct rules_idle idle[8];
+	struct rule r;
+
+	/* Placing keys under a policy that places nothing, or leaves it to
+	 * the automatic policy. */
+	r = (struct rule){ .name = "x", .policy = RULE_POLICY_IGNORE, .ccx = one, .n_ccx = 1, .smt = RULE_SMT_AVOID,
+			   .force = true };
+	CHECK_INT((int)rules_idle_keys(&r, idle, 8), 3);
+	CHECK_STR(idle[0].key, "ccx");
+	CHECK_STR(idle[1].key, "smt");
+	CHECK_STR(idle[2].key, "force");
+	CHECK_STR(idle[0].why, "policy = ignore never places the program");
+	r.policy = RULE_POLICY_PAIR;
+	CHECK_INT((int)rules_idle_keys(&r, idle, 8), 3);
+	CHECK_STR(idle[0].why, "policy = pair leaves the program to the automatic policy");
+	/* No more than there is room for. */
+	CHECK_INT((int)rules_idle_keys(&r, idle, 1), 1);
+	/* spill where the program is not pinned to one CCX. */
+	r = (struct rule){ .name = "x", .policy = RULE_POLICY_PIN, .ccx = two, .n_ccx = 2, .spill = true };
+	CHECK_INT((int)rules_idle_keys(&r, idle, 8), 1);
+	CHECK_STR(idle[0].key, "spill");
+	r.policy = RULE_POLICY_SPREAD;
+	CHECK_INT((int)rules_idle_keys(&r, idle, 8), 1);
+	/* A pin to one CCX, compact, or ccx = auto: spill does something. */
+	r = (struct rule){ .name = "x", .policy = RULE_POLICY_PIN, .ccx = one, .n_ccx = 1, .spill = true };
+	CHECK_INT((int)rules_idle_keys(&r, idle, 8), 0);
+	r = (struct rule){ .name = "x", .policy = RULE_POLICY_COMPACT, .ccx = two, .n_ccx = 2, .spill = true,
+			   .prefer = RULE_PREFER_CACHE };
+	CHECK_INT((int)rules_idle_keys(&r, idle, 8), 0);
+	r = (struct rule){ .name = "x", .policy = RULE_POLICY_PIN, .ccx_auto = true, .spill = true,
+			   .prefer = RULE_PREFER_FREQUENCY };
+	CHECK_INT((int)rules_idle_keys(&r, idle, 8), 0);
+	/* prefer with no CCX to choose. */
+	r = (struct rule){ .name = "x", .policy = RULE_POLICY_COMPACT, .ccx = one, .n_ccx = 1,
+			   .prefer = RULE_PREFER_CACHE };
+	CHECK_INT((int)rules_idle_keys(&r, idle, 8), 1);
+	CHECK_STR(idle[0].key, "prefer");
+	CHECK_STR(idle[0].why, "ccx names one CCX: there is none to choose");
+}
+
 TEST_MAIN(
+	T(keys_that_can_do_nothing),
 	T(matches_name_as_glob_on_comm),
 	T(long_plain_name_matches_truncated_comm),
 	T(name_of_fifteen_bytes_is_not_cut),
