@@ -47,7 +47,8 @@ int manager_reload(struct manager *m, char ***errors) {
 		ruler_restore_all(m->ruler, false);
 		if (m->autoplace)
 			autoplace_release_all(m->autoplace);
-	}
+	} else if (!c->automatic && m->autoplace)
+		autoplace_release_all(m->autoplace);   /* rules only from now on */
 	n = config_keys_at_next_start(c, m->config, notes, sizeof(notes) / sizeof(notes[0]));
 	for (size_t i = 0; i < n; i++)
 		log_notice("%s", notes[i]);
@@ -144,7 +145,7 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 	status_states(st);
 	if (m->placements)
 		r = status_processes(m->placements, m->topology, st);
-	if (r >= 0 && m->autoplace)
+	if (r >= 0 && m->autoplace && m->config->automatic)
 		r = status_sampling(m->autoplace, m->topology, st);
 	if (r >= 0 && m->prober && !(st->probe = prober_status_json(m->prober, util_usec(CLOCK_REALTIME))))
 		r = -ENOMEM;

@@ -281,7 +281,7 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 	if (m->polling)
 		manager_scan_all(m, RULING_SCAN);
 	manager_update_subscription(m, ruler_sweep(m->ruler));
-	if (m->autoplace && m->config->mode != CONFIG_MODE_OFF) {
+	if (m->autoplace && m->config->mode != CONFIG_MODE_OFF && m->config->automatic) {
 		struct autoplace_options options = {
 			.min_rate = m->config->min_rate,
 			.min_message_rate = m->config->min_message_rate,
@@ -308,7 +308,7 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 	/* The sample's CPU load tells whether a rule's crowded CCX has room. */
 	if (m->config->mode == CONFIG_MODE_ENFORCE)
 		spills_watch(m->spills, m->placements, m->config, m->topology,
-			     m->autoplace ? autoplace_sample(m->autoplace) : NULL, m->config->window,
+			     m->autoplace && m->config->automatic ? autoplace_sample(m->autoplace) : NULL, m->config->window,
 			     util_usec(CLOCK_MONOTONIC));
 	placements_owe_changed(m->placements);   /* exits */
 	manager_notify_status(m);

@@ -270,7 +270,9 @@ void print_status(FILE *f, json_object *r) {
 	json_object *w = get(r, "watcher"), *c = get(r, "counters"), *procs = get(r, "processes"), *groups;
 
 	text_escape_json(r); /* the strings, in place: the objects above stay */
-	fprintf(f, "ccxd %s, mode %s, topology %s\n", str(r, "version"), str(r, "mode"), str(r, "topology"));
+	fprintf(f, "ccxd %s, mode %s%s, topology %s\n", str(r, "version"), str(r, "mode"),
+		json_object_get_boolean(get(r, "automatic")) || !get(r, "automatic") ? "" : " (rules only)",
+		str(r, "topology"));
 	fprintf(f, "config:   %s\n", str(r, "config") ? str(r, "config") : "(defaults)");
 	fprintf(f, "events:   %s%s%s; %s handled, %s lost, %s rescans\n", str(w, "source"), str(w, "note") ? ": " : "",
 		str(w, "note") ? str(w, "note") : "", str(c, "events"), str(c, "lost_events"), str(c, "rescans"));

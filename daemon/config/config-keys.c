@@ -433,6 +433,7 @@ static const struct key daemon_keys[] = {
 	{ "socket", KEY_PATH, DAEMON(socket), .own = socket_fits },
 	{ "topology", KEY_OWN, .own = set_topology },
 	{ "mode", KEY_ENUM, DAEMON(mode), .names = mode_name },
+	{ "automatic", KEY_BOOL, DAEMON(automatic) },
 	{ "interval", KEY_OWN, .own = set_interval },
 	{ "restore_on_exit", KEY_BOOL, DAEMON(restore_on_exit) },
 	{ "state_dir", KEY_PATH, DAEMON(state_dir) },

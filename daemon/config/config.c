@@ -22,6 +22,7 @@ struct config *config_new_default(void) {
 	c->mode = CONFIG_MODE_ENFORCE;
 	c->interval_usec = USEC_PER_SEC;
 	c->restore_on_exit = true;
+	c->automatic = true;
 	c->realtime_wait = true;
 	c->calibrate = true;
 	c->bpf = SAMPLER_READ_BATCH;

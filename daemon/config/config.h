@@ -44,6 +44,7 @@ struct config {
 	char *socket;             /* default CONFIG_DEFAULT_SOCKET */
 	char *topology;           /* default "system" */
 	enum config_mode mode;    /* default enforce */
+	bool automatic;           /* the automatic policy places what no rule names; default yes */
 	uint64_t interval_usec;   /* default 1 s */
 	bool restore_on_exit;     /* default yes */
 	char *state_dir;          /* default /var/lib/ccxd */

@@ -111,7 +111,13 @@ int setup_warnings(const struct config *c, char ***warnings) {
 		const struct rule *r = &c->rules[i];
 		struct rules_idle idle[8];
 		size_t k = rules_idle_keys(r, idle, sizeof(idle) / sizeof(idle[0]));
+		bool spill_said = false;
 
+		for (size_t j = 0; j < k; j++)
+			spill_said |= strcmp(idle[j].key, "spill") == 0;
+		/* A crowd is judged from the sample the automatic policy takes. */
+		if (r->spill && !c->automatic && !spill_said && k < sizeof(idle) / sizeof(idle[0]))
+			idle[k++] = (struct rules_idle){ "spill", "automatic = no takes no sample to judge a crowd by" };
 		for (size_t j = 0; j < k; j++) {
 			unsigned line = strcmp(idle[j].key, "ccx") == 0 ? r->ccx_line : r->line;
 			char *msg = strdupf("%s:%u: warning: %s does nothing: %s", r->file ? r->file : c->path, line,

@@ -345,6 +345,7 @@ json_object *status_json(const struct ccxd_status *st, bool paths) {
 	procs = json_object_new_array();
 	json_object_object_add(o, "version", json_object_new_string(CCXD_VERSION));
 	json_object_object_add(o, "mode", json_object_new_string(config_mode_to_string(st->config->mode)));
+	json_object_object_add(o, "automatic", json_object_new_boolean(st->config->automatic));
 	json_object_object_add(o, "config", st->config->path ? json_object_new_string(st->config->path) : NULL);
 	json_object_object_add(o, "topology", json_object_new_string(st->topology->source));
 	/* The machine's own cache policies, as read at start and reload (null: not there). */

@@ -287,3 +287,35 @@ check "and it is settled as its evidence says" wait_for 20 settled "$P"
 check "where its members are as the evidence says" placed_as_evidenced "$P" "$C"
 stop_pipeline
 stop_ccxd
+
+# 7. Rules only (automatic = no): a ping-pong pair (which fits one of two
+#    one-CPU CCXs) is never grouped nor moved, while a rule's program is
+#    pinned; a reload to the default (automatic = yes) hands the pair to the
+#    automatic policy again.
+ruled=$(make_program ccxt-ruled)
+write_conf <<CONF
+[daemon]
+socket = $SOCK
+topology = $TWO_CCX
+interval = 500ms
+window = 3
+automatic = no
+
+[program:ccxt-ruled]
+ccx = 1
+CONF
+start_ccxd
+talk pingpong 0 60
+spawn "$ruled" 60
+check "rules only: the rule's program is pinned" wait_for 5 cpus_are "$SPAWNED" 1
+sleep 2
+check "rules only: status says so, and shows no groups after 4 intervals" \
+	sh -c "$CCXCTL --socket $SOCK --json status | jq -e '.automatic == false and (has(\"groups\") | not)' >/dev/null &&
+	       $CCXCTL --socket $SOCK status | grep -q '^ccxd .*, mode enforce (rules only), '"
+pair_untouched() { cpus_are "$P" 0-1 && cpus_are "$C" 0-1; }
+check "rules only: the pair keeps the CPUs it had" pair_untouched
+sed -i '/^automatic = no$/d' "$CONF"
+check "a reload to the default" sh -c "$CCXCTL --socket $SOCK reload >/dev/null"
+check "the default: the pair is a group again" wait_for 10 sh -c "$CCXCTL --socket $SOCK --json status | jq -e '.automatic == true and any(.groups[]; .pids | index($P))' >/dev/null"
+stop_pipeline
+stop_ccxd

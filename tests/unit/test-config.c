@@ -100,6 +100,7 @@ static void check_defaults(const struct config *c) {
 	CHECK_INT(c->mode, CONFIG_MODE_ENFORCE);
 	CHECK_INT(c->interval_usec, 1000000);
 	CHECK(c->restore_on_exit);
+	CHECK(c->automatic);
 	CHECK_STR(c->state_dir, "/var/lib/ccxd");
 	CHECK_STR(c->runtime_dir, "/run/ccxd");
 	CHECK(c->calibrate);
@@ -202,6 +203,7 @@ static void parses_every_key(void) {
 		"socket = /tmp/ccxd.sock\n"
 		"topology = synthetic:package:1 l3cache:2 core:4 pu:2\n"
 		"mode = dry-run\n"
+		"automatic = no\n"
 		"interval = 250ms\n"
 		"restore_on_exit = no\n"
 		"state_dir = /tmp/ccxd-state\n"
@@ -226,6 +228,7 @@ static void parses_every_key(void) {
 	CHECK_STR(c->socket, "/tmp/ccxd.sock");
 	CHECK_STR(c->topology, "synthetic:package:1 l3cache:2 core:4 pu:2");
 	CHECK_INT(c->mode, CONFIG_MODE_DRY_RUN);
+	CHECK(!c->automatic);
 	CHECK_INT(c->interval_usec, 250000);
 	CHECK(!c->restore_on_exit);
 	CHECK_STR(c->state_dir, "/tmp/ccxd-state");
@@ -245,8 +248,8 @@ static void parses_every_key(void) {
 	CHECK_INT(r->prefer, RULE_PREFER_CACHE);
 	CHECK(r->force);
 	CHECK(!r->spill);
-	CHECK_INT(r->line, 11);
-	CHECK_INT(r->ccx_line, 14);
+	CHECK_INT(r->line, 12);
+	CHECK_INT(r->ccx_line, 15);
 
 	r = &c->rules[1];
 	CHECK_STR(r->name, "ffmpeg");
@@ -260,8 +263,8 @@ static void parses_every_key(void) {
 	CHECK_INT(r->prefer, RULE_PREFER_ANY);
 	CHECK(!r->force);
 	CHECK(r->spill);
-	CHECK_INT(r->line, 20);
-	CHECK_INT(r->ccx_line, 20);
+	CHECK_INT(r->line, 21);
+	CHECK_INT(r->ccx_line, 21);
 	config_free(c);
 }
 
@@ -437,7 +440,7 @@ static void accepts_bom_and_crlf(void) {
 	config_free(c);
 	/* Only at the very start: elsewhere it is text like any other. */
 	check_errors("[daemon]\n\xef\xbb\xbfmode = off\n",
-		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
+		     "2: unknown key '\xef\xbb\xbfmode' in [daemon] (expected socket, topology, mode, automatic, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -582,7 +585,7 @@ static void rejects_keys_outside_sections(void) {
 
 static void rejects_unknown_daemon_key(void) {
 	check_errors("[daemon]\nsockets = /a\n",
-		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
+		     "2: unknown key 'sockets' in [daemon] (expected socket, topology, mode, automatic, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -626,7 +629,7 @@ static void rejects_unknown_program_key(void) {
 		     NULL);
 	/* Keys of one section do not belong to the other. */
 	check_errors("[daemon]\nexe = /bin/a\n",
-		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
+		     "2: unknown key 'exe' in [daemon] (expected socket, topology, mode, automatic, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
 		     NULL);
 }
 
@@ -682,7 +685,7 @@ static void rejects_duplicate_daemon_section(void) {
 static void rejects_relative_socket(void) {
 	check_errors("[daemon]\nsocket = run/ccxd.sock\nsocket2 = x\n",
 		     "2: invalid value 'run/ccxd.sock' for socket (expected an absolute path)",
-		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
+		     "3: unknown key 'socket2' in [daemon] (expected socket, topology, mode, automatic, interval, restore_on_exit, state_dir, runtime_dir, realtime_wait, calibrate, bpf, traffic, exec_events, metrics_file, min_rate, min_message_rate, min_gain, window, crowded_wait, crowded_samples, recheck, seatings, x3d_mode)",
 		     NULL);
 	check_errors("[daemon]\nsocket =\n", "2: invalid value '' for socket (expected an absolute path)", NULL);
 }
