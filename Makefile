@@ -121,8 +121,8 @@ daemon/ccxd: daemon/main.o daemon/libccxd.a probe/libprobe.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The printing of replies, apart: the unit test and the fuzzer link it too.
-CCXCTL_PRINT := tools/ccxctl-print.o tools/ccxctl-text.o
-tools/ccxctl: tools/ccxctl.o tools/ccxctl-probe.o tools/ccxctl-svg.o $(CCXCTL_PRINT) probe/libprobe.a common/libcommon.a
+CCXCTL_PRINT := tools/ccxctl-print.o tools/ccxctl-recommend.o tools/ccxctl-text.o
+tools/ccxctl: tools/ccxctl.o tools/ccxctl-probe.o tools/ccxctl-run.o tools/ccxctl-svg.o $(CCXCTL_PRINT) probe/libprobe.a common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 tools/helpers/%: tools/helpers/%.o common/libcommon.a

@@ -27,6 +27,8 @@
 #define CCXD_METHOD_UNPIN         CCXD_INTERFACE ".Unpin"
 #define CCXD_METHOD_RELOAD        CCXD_INTERFACE ".Reload"
 #define CCXD_METHOD_PROBE         CCXD_INTERFACE ".Probe"
+#define CCXD_METHOD_GET_LEARNED   CCXD_INTERFACE ".GetLearned"
+#define CCXD_METHOD_FORGET        CCXD_INTERFACE ".Forget"
 #define VARLINK_METHOD_GET_INFO   "org.varlink.service.GetInfo"
 
 #define CCXD_ERROR_PERMISSION_DENIED  CCXD_INTERFACE ".PermissionDenied"
@@ -39,6 +41,7 @@
 #define CCXD_ERROR_INTERNAL           CCXD_INTERFACE ".InternalError"
 #define CCXD_ERROR_PROBE_RUNNING      CCXD_INTERFACE ".ProbeRunning"
 #define CCXD_ERROR_PROBE_FAILED       CCXD_INTERFACE ".ProbeFailed"
+#define CCXD_ERROR_NOT_LEARNED        CCXD_INTERFACE ".NotLearned"
 #define VARLINK_ERROR_METHOD_NOT_FOUND    "org.varlink.service.MethodNotFound"
 #define VARLINK_ERROR_INVALID_PARAMETER   "org.varlink.service.InvalidParameter"
 #define VARLINK_ERROR_INTERFACE_NOT_FOUND "org.varlink.service.InterfaceNotFound"

@@ -98,6 +98,18 @@ int manager_unpin(struct manager *m, pid_t pid, struct status_process *ret) {
 	return r;
 }
 
+int manager_forget(struct manager *m, const char *programs) {
+	int r;
+
+	if (!m->autoplace)
+		return -ENOENT;
+	r = autoplace_forget(m->autoplace, programs);
+	if (r == -ENOENT)
+		return r;
+	log_info("Forgot what won for %s, by hand%s", programs, r < 0 ? " (the file was not written)" : "");
+	return 0;
+}
+
 /* ---- what it is doing ------------------------------------------------ */
 
 int manager_status(const struct manager *m, struct ccxd_status *ret) {
@@ -147,6 +159,8 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		r = status_processes(m->placements, m->topology, st);
 	if (r >= 0 && m->autoplace && m->config->automatic)
 		r = status_sampling(m->autoplace, m->topology, st);
+	if (r >= 0 && m->autoplace)
+		r = status_learned(m->autoplace, st);
 	if (r >= 0 && m->prober && !(st->probe = prober_status_json(m->prober, util_usec(CLOCK_REALTIME))))
 		r = -ENOMEM;
 	if (r < 0) {

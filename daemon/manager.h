@@ -42,6 +42,11 @@ int manager_reload(struct manager *m, char ***errors);
 int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct status_process *ret);
 int manager_unpin(struct manager *m, pid_t pid, struct status_process *ret);
 
+/* Forgets what won for a set of programs ("a|b", as status lists them for
+ * root): -ENOENT when nothing was remembered for them. A file that could
+ * not be written is logged; the entry is forgotten all the same. */
+int manager_forget(struct manager *m, const char *programs);
+
 /* What it is doing, as a snapshot for reports (status.h): valid until the
  * manager handles its next event. -ENOMEM, or 0; status_release() it then. */
 int manager_status(const struct manager *m, struct ccxd_status *ret);

@@ -18,3 +18,13 @@ void print_reloaded(FILE *f, json_object *reply);
 void print_version(FILE *f, json_object *version);
 /* An error reply: "WHO: MESSAGE (ERROR)", then the errors it lists, a line each */
 void print_error(FILE *f, const char *who, json_object *reply, const char *error);
+
+/* What ccxd remembers per set of programs (GetLearned's reply). */
+void print_learned(FILE *f, json_object *learned);
+
+/* ccxctl recommend (ccxctl-recommend.c): from a status, the kept groups'
+ * programs as rules, {"rules": [{name, exe, ccx: [N], group, seating, gain,
+ * noise}], "left_out": [PROGRAM]}; a program whose name or path a rule
+ * cannot hold as it is goes to left_out. And those rules as a drop-in. */
+json_object *recommend_rules(json_object *status);
+void print_recommended(FILE *f, json_object *rules);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ccxctl-print.h"
 #include "ccxctl.h"
@@ -60,9 +62,7 @@ static int say_no_answer(const char *path, int r) {
 	return EXIT_FAILURE;
 }
 
-/* Calls method; prints the failure and returns NULL when there is no answer
- * or the answer is an error (call_failed says which exit status). */
-static json_object *call(const struct options *o, const char *method, json_object *params) {
+json_object *ctl_call(const struct options *o, const char *method, json_object *params, bool quiet) {
 	json_object *reply = NULL;
 	char *error = NULL;
 	int r = protocol_call(o->socket, method, params, CALL_TIMEOUT_MS, &reply, &error);
@@ -70,16 +70,25 @@ static json_object *call(const struct options *o, const char *method, json_objec
 	json_object_put(params);
 	call_failed = EXIT_FAILURE;
 	if (r < 0) {
-		call_failed = say_no_answer(o->socket, r);
+		call_failed = quiet ? EXIT_FAILURE : say_no_answer(o->socket, r);
 		return NULL;
 	}
 	if (error) {
-		print_error(stderr, "ccxctl", reply, error);
+		if (!quiet)
+			print_error(stderr, "ccxctl", reply, error);
 		free(error);
 		json_object_put(reply);
 		return NULL;
 	}
 	return reply;
+}
+
+int ctl_failed(void) {
+	return call_failed;
+}
+
+static json_object *call(const struct options *o, const char *method, json_object *params) {
+	return ctl_call(o, method, params, false);
 }
 
 /* --json: pretty, or with --json=short one line, for a program to read. */
@@ -104,10 +113,73 @@ static int show(const struct options *o, json_object *r, void (*view)(FILE *f, j
 	return 0;
 }
 
+/* status --watch: the status again every interval, until interrupted; on
+ * a terminal in place of the last, elsewhere one after another, each
+ * after a line with its time. */
+static int watch_status(const struct options *o) {
+	bool terminal = isatty(STDOUT_FILENO);
+
+	for (;;) {
+		json_object *r = call(o, CCXD_METHOD_GET_STATUS, NULL);
+		char when[64];
+		time_t now = time(NULL);
+		int e;
+
+		if (!r)
+			return call_failed;
+		strftime(when, sizeof(when), "%F %T", localtime(&now));
+		if (terminal)
+			printf("\033[H\033[2J");   /* home, then clear the screen */
+		printf("%s%s (every %.3g s; Ctrl-C ends)\n", terminal ? "" : "\n", when, o->watch_ms / 1000.0);
+		if ((e = show(o, r, print_status)) != 0)
+			return e;
+		if (fflush(stdout) == EOF)
+			return EXIT_FAILURE;   /* the reader went away */
+		nanosleep(&(struct timespec){ o->watch_ms / 1000, (long)(o->watch_ms % 1000) * 1000000 }, NULL);
+	}
+}
+
 static int cmd_status(const struct options *o, int argc, char **argv) {
 	(void)argc;
 	(void)argv;
+	if (o->watch_ms)
+		return watch_status(o);
 	return show(o, call(o, CCXD_METHOD_GET_STATUS, NULL), print_status);
+}
+
+static int cmd_learned(const struct options *o, int argc, char **argv) {
+	(void)argc;
+	(void)argv;
+	return show(o, call(o, CCXD_METHOD_GET_LEARNED, NULL), print_learned);
+}
+
+static void print_forgotten(FILE *f, json_object *r) {
+	json_object *programs;
+
+	text_escape_json(r);
+	if (json_object_object_get_ex(r, "programs", &programs))
+		fprintf(f, "forgot %s\n", json_object_get_string(programs));
+}
+
+static int cmd_forget(const struct options *o, int argc, char **argv) {
+	json_object *params = json_object_new_object();
+
+	(void)argc;
+	json_object_object_add(params, "programs", json_object_new_string(argv[0]));
+	return show(o, call(o, CCXD_METHOD_FORGET, params), print_forgotten);
+}
+
+static int cmd_recommend(const struct options *o, int argc, char **argv) {
+	json_object *status = call(o, CCXD_METHOD_GET_STATUS, NULL);
+	json_object *rules;
+
+	(void)argc;
+	(void)argv;
+	if (!status)
+		return call_failed;
+	rules = recommend_rules(status);
+	json_object_put(status);
+	return show(o, rules, print_recommended);
 }
 
 static json_object *local_topology(const char *spec) {
@@ -126,11 +198,19 @@ static json_object *local_topology(const char *spec) {
 	return o;
 }
 
+json_object *ctl_topology(const struct options *o) {
+	if (o->topology) {
+		json_object *t = local_topology(o->topology);
+		call_failed = EXIT_FAILURE;
+		return t;
+	}
+	return call(o, CCXD_METHOD_GET_TOPOLOGY, NULL);
+}
+
 static int cmd_topology(const struct options *o, int argc, char **argv) {
 	(void)argc;
 	(void)argv;
-	return show(o, o->topology ? local_topology(o->topology) : call(o, CCXD_METHOD_GET_TOPOLOGY, NULL),
-		    print_topology);
+	return show(o, ctl_topology(o), print_topology);
 }
 
 static int cmd_rules(const struct options *o, int argc, char **argv) {
@@ -230,12 +310,16 @@ static int cmd_version(const struct options *o, int argc, char **argv) {
 static int cmd_help(const struct options *o, int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "status",   "",        "processes ccxd placed, and why",          0, 0, cmd_status },
+	{ "status",   "",        "what ccxd placed, why, and what it gained (--watch)", 0, 0, cmd_status },
 	{ "topology", "",        "the CCXs of the machine (--topology SPEC: any topology, no daemon)", 0, 0, cmd_topology },
 	{ "rules",    "",        "the rules in force",                      0, 0, cmd_rules },
 	{ "pin",      "PID CCX", "pin a process to a CCX by hand (root)",   2, 2, cmd_pin },
 	{ "unpin",    "PID",     "restore a process's original affinity (root)", 1, 1, cmd_unpin },
 	{ "reload",   "",        "read the configuration again (root)",     0, 0, cmd_reload },
+	{ "learned",  "",        "the seating remembered per set of programs", 0, 0, cmd_learned },
+	{ "forget",   "PROGRAMS", "forget what was learned for PROGRAMS (root)", 1, 1, cmd_forget },
+	{ "recommend", "",       "the kept groups as rules for a drop-in",  0, 0, cmd_recommend },
+	{ "run",      "[OPTIONS] CMD...", "start a command on one CCX (--ccx N)", OWN_OPTIONS, OWN_OPTIONS, cmd_run },
 	{ "metrics",  "",        "counters in Prometheus text format",      0, 0, cmd_metrics },
 	{ "version",  "",        "versions of ccxctl and ccxd",             0, 0, cmd_version },
 	{ "probe",    "[OPTIONS]", "measure what placement costs (--local; --help)", OWN_OPTIONS, OWN_OPTIONS, cmd_probe },
@@ -252,7 +336,8 @@ static void usage(FILE *f) {
 	fprintf(f, "\nOptions:\n"
 		   "  -s, --socket PATH   ccxd's socket (default $CCXD_SOCKET or /run/ccxd/ccxd.sock)\n"
 		   "  -j, --json[=STYLE]  print the daemon's JSON: pretty, or short (one line)\n"
-		   "  -t, --topology SPEC with 'topology': system, xml:PATH or synthetic:STRING\n"
+		   "  -t, --topology SPEC with 'topology' and 'run': system, xml:PATH or synthetic:STRING\n"
+		   "  -w, --watch[=SECS]  with 'status': again every SECS (default 2), until interrupted\n"
 		   "  -h, --help          print this help (after a command: that command's)\n"
 		   "  -V, --version       print ccxctl's version\n");
 }
@@ -294,6 +379,21 @@ static int cmd_help(const struct options *o, int argc, char **argv) {
 	return 0;
 }
 
+/* --watch's SECS (NULL: the default) in ms, 100 ms to an hour. */
+static int parse_interval(const char *s, unsigned *ret) {
+	char *end;
+	double secs = 2;
+
+	if (s) {
+		errno = 0;
+		secs = strtod(s, &end);
+		if (errno || end == s || *end || !(secs >= 0.1 && secs <= 3600))
+			return -EINVAL;
+	}
+	*ret = (unsigned)(secs * 1000 + 0.5);
+	return 0;
+}
+
 /* Returns -1 to go on, or the exit status. c: the command given, whose help
  * --help prints; NULL before it. */
 static int parse_options(int argc, char **argv, const char *optstring, struct options *o,
@@ -302,6 +402,7 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", optional_argument, NULL, 'j' },
 		{ "topology", required_argument, NULL, 't' },
+		{ "watch", optional_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
@@ -322,6 +423,10 @@ static int parse_options(int argc, char **argv, const char *optstring, struct op
 			break;
 		case 't':
 			o->topology = optarg;
+			break;
+		case 'w':
+			if (parse_interval(optarg, &o->watch_ms) < 0)
+				return misused("--watch takes seconds from 0.1 to 3600, not '%s'", optarg);
 			break;
 		case 'h':
 			if (c)
@@ -350,7 +455,7 @@ int main(int argc, char **argv) {
 	if (!o.socket || !*o.socket)
 		o.socket = CCXD_DEFAULT_SOCKET;
 	/* ccxctl's own options come before the command ("+": stop there) ... */
-	r = parse_options(argc, argv, "+s:jt:hV", &o, NULL);
+	r = parse_options(argc, argv, "+s:jt:w::hV", &o, NULL);
 	if (r >= 0)
 		return r;
 	if (optind >= argc) {
@@ -369,10 +474,12 @@ int main(int argc, char **argv) {
 	n = argc - optind;
 	rest[0] = argv[0];
 	optind = 0;
-	r = parse_options(n, rest, "s:jt:hV", &o, c);
+	r = parse_options(n, rest, "s:jt:w::hV", &o, c);
 	if (r >= 0)
 		return r;
 	n -= optind;
+	if (o.watch_ms && c->run != cmd_status)
+		return misused("--watch is for 'status', not '%s'", c->name);
 	if (n < c->min_args || n > c->max_args) {
 		fprintf(stderr, "Usage: ccxctl %s %s\n", c->name, c->args);
 		return EXIT_USAGE;

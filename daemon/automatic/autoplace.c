@@ -434,6 +434,14 @@ const struct group_cut *autoplace_cut(const struct autoplace *a, size_t *n) {
 	return a->cut;
 }
 
+const struct learned *autoplace_learned(const struct autoplace *a) {
+	return a->learned;
+}
+
+int autoplace_forget(struct autoplace *a, const char *programs) {
+	return learned_forget(a->learned, programs);
+}
+
 struct autoplace_stats autoplace_stats(const struct autoplace *a) {
 	struct autoplace_stats st = a->stats;
 

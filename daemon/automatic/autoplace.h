@@ -118,3 +118,7 @@ const struct sampler_result *autoplace_sample(const struct autoplace *a);
  * (a split left them alone), by pid. */
 const struct group_cut *autoplace_cut(const struct autoplace *a, size_t *n);
 struct autoplace_stats autoplace_stats(const struct autoplace *a);
+/* What won per set of programs (learned.h), and forgetting one by hand:
+ * learned_forget()'s returns. */
+const struct learned *autoplace_learned(const struct autoplace *a);
+int autoplace_forget(struct autoplace *a, const char *programs);

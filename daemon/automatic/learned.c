@@ -168,3 +168,24 @@ void learned_keep(struct learned *l, const char *programs, enum seating seating)
 	if (l->path && (r = save(l)) < 0)
 		log_warning_errno(r, "Failed to write %s: %m", l->path);
 }
+
+int learned_forget(struct learned *l, const char *programs) {
+	for (size_t i = 0; i < l->n_won; i++) {
+		if (strcmp(l->won[i].programs, programs) != 0)
+			continue;
+		free(l->won[i].programs);
+		memmove(&l->won[i], &l->won[i + 1], (l->n_won - i - 1) * sizeof(*l->won));
+		l->n_won--;
+		return l->path ? save(l) : 0;
+	}
+	return -ENOENT;
+}
+
+size_t learned_count(const struct learned *l) {
+	return l->n_won;
+}
+
+const char *learned_entry(const struct learned *l, size_t i, enum seating *seating) {
+	*seating = l->won[i].seating;
+	return l->won[i].programs;
+}

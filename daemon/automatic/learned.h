@@ -31,3 +31,11 @@ char *learned_programs(const char *root, const struct group *grp, const struct s
 enum seating learned_seating(const struct learned *l, const char *programs);
 /* Remembers it, and writes the file (a failure is logged). */
 void learned_keep(struct learned *l, const char *programs, enum seating seating);
+/* Forgets programs, and writes the file: the next group of them tries the
+ * seatings in the configured order. -ENOENT when it was not remembered,
+ * or what writing the file failed with (forgotten all the same). */
+int learned_forget(struct learned *l, const char *programs);
+
+/* What is remembered, the least recently kept first: entry i < count. */
+size_t learned_count(const struct learned *l);
+const char *learned_entry(const struct learned *l, size_t i, enum seating *seating);

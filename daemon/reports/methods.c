@@ -134,6 +134,14 @@ static void get_info(void *userdata, struct control_call *call) {
 	json_object_object_add(call->reply, "interfaces", interfaces);
 }
 
+/* Varlink's InvalidParameter, naming it; returns false. */
+static bool invalid_parameter(struct control_call *call, const char *name) {
+	call->error = VARLINK_ERROR_INVALID_PARAMETER;
+	call->error_parameters = json_object_new_object();
+	json_object_object_add(call->error_parameters, "parameter", json_object_new_string(name));
+	return false;
+}
+
 /* An integer parameter in [min, max]; on failure the call gets Varlink's
  * InvalidParameter naming it. */
 static bool int_parameter(struct control_call *call, const char *name, long long min, long long max,
@@ -142,10 +150,7 @@ static bool int_parameter(struct control_call *call, const char *name, long long
 
 	if (!json_object_object_get_ex(call->parameters, name, &v) || !json_object_is_type(v, json_type_int) ||
 	    json_object_get_int64(v) < min || json_object_get_int64(v) > max) {
-		call->error = VARLINK_ERROR_INVALID_PARAMETER;
-		call->error_parameters = json_object_new_object();
-		json_object_object_add(call->error_parameters, "parameter", json_object_new_string(name));
-		return false;
+		return invalid_parameter(call, name);
 	}
 	*ret = json_object_get_int64(v);
 	return true;
@@ -242,10 +247,7 @@ static bool bool_parameter(struct control_call *call, const char *name, bool *re
 	if (!json_object_object_get_ex(call->parameters, name, &v))
 		return true;
 	if (!json_object_is_type(v, json_type_boolean)) {
-		call->error = VARLINK_ERROR_INVALID_PARAMETER;
-		call->error_parameters = json_object_new_object();
-		json_object_object_add(call->error_parameters, "parameter", json_object_new_string(name));
-		return false;
+		return invalid_parameter(call, name);
 	}
 	*ret = json_object_get_boolean(v);
 	return true;
@@ -280,6 +282,33 @@ static void probe(void *userdata, struct control_call *call) {
 		control_call_fail(call, CCXD_ERROR_PROBE_FAILED, "the probe could not start: %s", strerror(-r));
 }
 
+static void get_learned(void *userdata, struct control_call *call) {
+	struct ccxd_status st;
+
+	if (!status_of(userdata, call, &st))
+		return;
+	call->reply = status_learned_json(&st, call->uid == 0);
+	status_release(&st);
+}
+
+static void forget(void *userdata, struct control_call *call) {
+	json_object *v;
+	const char *programs;
+
+	if (!json_object_object_get_ex(call->parameters, "programs", &v) || !json_object_is_type(v, json_type_string) ||
+	    !*(programs = json_object_get_string(v))) {
+		invalid_parameter(call, "programs");
+		return;
+	}
+	if (manager_forget(userdata, programs) < 0) {
+		control_call_fail(call, CCXD_ERROR_NOT_LEARNED, "nothing is remembered for %s (ccxctl learned lists "
+				  "what is)", programs);
+		return;
+	}
+	call->reply = json_object_new_object();
+	json_object_object_add(call->reply, "programs", json_object_new_string(programs));
+}
+
 static const struct control_method methods[] = {
 	{ VARLINK_METHOD_GET_INFO,  false, get_info },
 	{ CCXD_METHOD_GET_STATUS,   false, get_status },
@@ -287,9 +316,11 @@ static const struct control_method methods[] = {
 	{ CCXD_METHOD_GET_RULES,    false, get_rules },
 	{ CCXD_METHOD_GET_VERSION,  false, get_version },
 	{ CCXD_METHOD_GET_METRICS,  false, get_metrics },
+	{ CCXD_METHOD_GET_LEARNED,  false, get_learned },
 	{ CCXD_METHOD_PIN,          true,  pin },
 	{ CCXD_METHOD_UNPIN,        true,  unpin },
 	{ CCXD_METHOD_RELOAD,       true,  reload },
+	{ CCXD_METHOD_FORGET,       true,  forget },
 	/* Loads the machine for seconds. */
 	{ CCXD_METHOD_PROBE,        true,  probe },
 };

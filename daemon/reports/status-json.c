@@ -227,6 +227,7 @@ static json_object *group_json(const struct status_group *g, const struct sample
 	json_object_object_add(o, "rate_before", last ? json_object_new_double(last->before) : NULL);
 	json_object_object_add(o, "rate_after", last ? json_object_new_double(last->after) : NULL);
 	json_object_object_add(o, "gain", last ? json_object_new_double(last->gain) : NULL);
+	json_object_object_add(o, "noise", last ? json_object_new_double(last->noise) : NULL);
 	json_object_object_add(o, "trials", trials);
 	json_object_object_add(o, "probe", g->probe_used ? probe_evidence_json(&g->probe) : NULL);
 	json_object_object_add(o, "channels", channels);
@@ -333,6 +334,19 @@ static json_object *scheduling_json(const struct ccxd_status *st) {
 	json_object_object_add(o, "wait", json_object_new_string(st->scheduling.wait));
 	json_object_object_add(o, "note", st->scheduling.note ? json_object_new_string(st->scheduling.note) : NULL);
 	json_object_object_add(o, "rttime_exceeded", u64(st->scheduling.rttime_exceeded));
+	return o;
+}
+
+json_object *status_learned_json(const struct ccxd_status *st, bool paths) {
+	json_object *o = json_object_new_object(), *list = json_object_new_array();
+
+	for (size_t i = 0; i < st->n_learned; i++) {
+		json_object *x = json_object_new_object();
+		json_object_object_add(x, "programs", programs_json(st->learned[i].programs, paths));
+		json_object_object_add(x, "seating", json_object_new_string(st->learned[i].seating));
+		json_object_array_add(list, x);
+	}
+	json_object_object_add(o, "learned", list);
 	return o;
 }
 

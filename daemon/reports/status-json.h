@@ -11,3 +11,6 @@
  * memory. */
 json_object *status_json(const struct ccxd_status *st, bool paths);
 json_object *status_process_json(const struct status_process *p);
+/* What won per set of programs, as io.ccxd.GetLearned replies; paths as
+ * for status_json(). */
+json_object *status_learned_json(const struct ccxd_status *st, bool paths);

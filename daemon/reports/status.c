@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "autoplace.h"
+#include "learned.h"
 #include "placements.h"
 #include "placer.h"
 #include "ruler.h"
@@ -219,8 +220,25 @@ int status_sampling(const struct autoplace *a, const struct topology *t, struct 
 	return status_ccx_load(t, st->sample, &st->ccx_load);
 }
 
+int status_learned(const struct autoplace *a, struct ccxd_status *st) {
+	const struct learned *l = autoplace_learned(a);
+
+	st->n_learned = learned_count(l);
+	st->learned = calloc(st->n_learned ? st->n_learned : 1, sizeof(*st->learned));
+	if (!st->learned)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n_learned; i++) {
+		enum seating seating;
+		st->learned[i].programs = learned_entry(l, i, &seating);
+		st->learned[i].seating = seating_to_string(seating);
+	}
+	return 0;
+}
+
 void status_release(struct ccxd_status *st) {
 	free(st->processes);
+	free(st->learned);
+	st->learned = NULL;
 	free(st->groups);
 	free(st->cut);
 	free(st->ccx_load);

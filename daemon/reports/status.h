@@ -101,6 +101,12 @@ struct status_group {
 	struct status_ranking probe;
 };
 
+/* What won for one set of programs, tried first when they meet again. */
+struct status_learned {
+	const char *programs;     /* "a|b": the sorted executables */
+	const char *seating;
+};
+
 /* A process that communicates but is in no group: a split left it alone. */
 struct status_cut {
 	pid_t pid;
@@ -168,6 +174,8 @@ struct ccxd_status {
 	const struct sampler_result *sample;  /* the channels groups name; NULL before the first */
 	struct status_cut *cut;               /* by pid */
 	size_t n_cut;
+	struct status_learned *learned;       /* the least recently kept first */
+	size_t n_learned;
 	/* How many CPUs' worth of each CCX was busy at the last sample
 	 * (topology->n_ccx of them); NULL before the second sample, without
 	 * /proc/stat, or for an XML topology, whose CPUs are not these. */
@@ -201,3 +209,5 @@ void status_states(struct ccxd_status *st);
 int status_processes(const struct placements *pl, const struct topology *t, struct ccxd_status *st);
 /* The automatic policy: its counters, groups, cut and each CCX's load. */
 int status_sampling(const struct autoplace *a, const struct topology *t, struct ccxd_status *st);
+/* What the automatic policy remembers, also while it is off (automatic = no). */
+int status_learned(const struct autoplace *a, struct ccxd_status *st);

@@ -20,9 +20,17 @@ static void print_an_error(FILE *f, json_object *o) {
 	print_error(f, "ccxctl", o, "io.ccxd.Error\033[2J\n");
 }
 
+static void print_recommend(FILE *f, json_object *status) {
+	json_object *rules = recommend_rules(status);
+
+	print_recommended(f, rules);
+	json_object_put(rules);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	static void (*const views[])(FILE *, json_object *) = {
 		print_status, print_topology, print_rules, print_pinned, print_reloaded, print_version, print_an_error,
+		print_learned, print_recommend,
 	};
 	char *text = malloc(size + 1);
 

@@ -60,7 +60,7 @@ check "nobody may read status" sh -c "runuser -u nobody -- $NOBODY_CTL --socket 
 spawn "$prog" 60
 pid=$SPAWNED
 wait_for 2 cpus_are "$pid" 1
-for cmd in "pin $pid 0" "unpin $pid" "reload"; do
+for cmd in "pin $pid 0" "unpin $pid" "reload" "forget /usr/bin/a"; do
 	out=$(as_nobody "$NOBODY_CTL" --socket "$SOCK" $cmd 2>&1)
 	rc=$?
 	check "nobody is refused '${cmd%% *}'" sh -c "[ $rc -eq 1 ] && echo '$out' | grep -q 'io.ccxd.PermissionDenied'"
@@ -84,6 +84,33 @@ reply=$("$SEND" "$SOCK" '{"method":')
 check "invalid JSON: an error, not a crash" sh -c "echo '$reply' | jq -e '.error' >/dev/null && $CCXCTL --socket $SOCK version >/dev/null"
 reply=$("$SEND" "$SOCK" '{"method":"org.varlink.service.GetInfo"}')
 check "GetInfo lists the interface" sh -c "echo '$reply' | jq -e '.parameters.interfaces | index(\"io.ccxd\")' >/dev/null"
+
+# ccxctl run: a command started on one CCX, by anyone, its exit status its
+# own; ccxd leaves it there, even a program a rule names elsewhere.
+check "run --ccx 1 starts the command on CCX 1" sh -c "[ \"\$($CCXCTL --socket $SOCK run --ccx 1 -- sh -c 'sed -n s/^Cpus_allowed_list:.//p /proc/self/status' | tr -d '[:space:]')\" = 1 ]"
+check "so may nobody, with no privilege" sh -c "[ \"\$(runuser -u nobody -- $NOBODY_CTL --socket $SOCK run --ccx 0 -- sh -c 'sed -n s/^Cpus_allowed_list:.//p /proc/self/status' | tr -d '[:space:]')\" = 0 ]"
+check "without --ccx, on one CCX of the two" sh -c "$CCXCTL --socket $SOCK run -- sh -c 'sed -n s/^Cpus_allowed_list:.//p /proc/self/status' | grep -Eqx '[[:space:]]*[01]'"
+check "the command's exit status is run's" sh -c "$CCXCTL --socket $SOCK run --ccx 0 -- sh -c 'exit 7'; [ \$? -eq 7 ]"
+check "a command that is not there: 127" sh -c "$CCXCTL --socket $SOCK run -- $WORK/none 2>/dev/null; [ \$? -eq 127 ]"
+check "a CCX the topology lacks: an error, and nothing runs" sh -c "! $CCXCTL --socket $SOCK run --ccx 5 -- touch $WORK/ran 2>/dev/null && [ ! -e $WORK/ran ]"
+check "no command: the usage, exit status 2" sh -c "$CCXCTL --socket $SOCK run --ccx 0 2>/dev/null; [ \$? -eq 2 ]"
+"$CCXCTL" --socket "$SOCK" run --ccx 0 -- "$prog" 30 &
+CHILDREN="$CHILDREN $!"
+launched=$!
+check "a program a rule pins to CCX 1, started by run on CCX 0, stays there" always 2 cpus_are "$launched" 0
+check "status says it was left alone, its CPUs set by someone else" \
+	sh -c "$CCXCTL --socket $SOCK --json status | jq -e --argjson p $launched '.processes[] | select(.pid == \$p) | .reason | test(\"set by someone else\")' >/dev/null"
+sig KILL "$launched"
+
+# status --watch: again and again; in place on a terminal, one after
+# another elsewhere.
+timeout 3 "$CCXCTL" --socket "$SOCK" status --watch=1 > "$WORK/watched"
+check "status --watch to a file prints the status again each interval, without terminal codes" \
+	sh -c "[ \$(grep -c '^ccxd ' $WORK/watched) -ge 2 ] && ! grep -q \"\$(printf '\\033')\" $WORK/watched"
+script -qec "timeout 3 $CCXCTL --socket $SOCK status --watch=1" /dev/null > "$WORK/watched" 2>&1
+check "on a terminal it clears the screen before each" sh -c "[ \$(grep -c \"\$(printf '\\033')\\[2J\" $WORK/watched) -ge 2 ]"
+check "--watch with another command: exit status 2" sh -c "$CCXCTL --socket $SOCK rules --watch 2>/dev/null; [ \$? -eq 2 ]"
+check "--watch of no time: exit status 2" sh -c "$CCXCTL --socket $SOCK status --watch=0 2>/dev/null; [ \$? -eq 2 ]"
 
 # A bad reload keeps the running rules.
 cat > "$CONF" <<CONF

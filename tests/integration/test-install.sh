@@ -111,7 +111,10 @@ check "among them status, pin and metrics" sh -c "for c in status pin metrics; d
 check "completes ccxctl's options" [ "$(complete_ccx ccxctl --j)" = "--json " ]
 check "completes --version" [ "$(complete_ccx ccxctl --v)" = "--version " ]
 check "completes help's command" [ "$(complete_ccx ccxctl help pr)" = "probe " ]
-check "completes after options" [ "$(complete_ccx ccxctl --json re)" = "reload " ]
+check "completes after options" [ "$(complete_ccx ccxctl --json rel)" = "reload " ]
+check "completes status --watch" [ "$(complete_ccx ccxctl status --wa)" = "--watch " ]
+check "completes run's options" [ "$(complete_ccx ccxctl run --c)" = "--ccx " ]
+check "completes run's command from PATH" [ "$(complete_ccx ccxctl run --ccx 0 -- ccxct)" = "ccxctl " ]
 check "completes pin's PID" sh -c "echo ' $(complete_ccx ccxctl pin '') ' | grep -q ' $$ '"
 check "completes ccxd's options" [ "$(complete_ccx ccxd --c)" = "--check-config --config " ]
 check "completes ccxd --x3d-mode's values" [ "$(complete_ccx ccxd --x3d-mode '')" = "apply restore " ]

@@ -11,7 +11,9 @@
 # And with recheck = 3s, a seat still best is checked again, and kept: a
 # TCP pair, whose hundreds of thousands of calls a second are counted one
 # in 16 while it is kept (where the kernel counts sockets), and each while
-# it is checked again.
+# it is checked again. Last, what a person sees of a kept group: its gain
+# in ccxctl status, its seating in ccxctl learned (and forgotten), and
+# ccxctl recommend's rules, which pin it once pasted into a drop-in.
 . "$(dirname "$0")/lib.sh"
 cp "$TOP/tools/helpers/ccxt-exec" "$WORK/ccxt-hog"   # under another name: a program that computes
 
@@ -150,5 +152,31 @@ else
 	echo "# the kernel does not count sockets here: nothing is thinned"
 	check "where the kernel does not count sockets, no call is left out" has '.thinned == false'
 fi
+
+# 5. What a person sees of it: the gain in plain ccxctl status, the seating
+#    learned for its programs (and forgotten by hand), and the kept group
+#    as rules to paste into a drop-in, which pin the pair where it was kept.
+EXE=$(readlink "/proc/$P/exe")
+gid=$(group_json "$P" | jq -r .id)
+check "ccxctl status shows the kept group's gain, and its noise" \
+	sh -c "$CCXCTL --socket $SOCK status | grep -Eq '^$gid .* kept .* [+-][0-9]+% \\(noise [0-9]+%\\) '"
+check "ccxctl learned lists the seating that won for its programs" \
+	sh -c "$CCXCTL --socket $SOCK --json learned | jq -e --arg k '$EXE|$EXE' '.learned | map(select(.programs == \$k and .seating == \"shared-cpu\")) | length == 1' >/dev/null"
+recommended() { ctl recommend > "$WORK/kept.conf" && grep -q '^\[program:' "$WORK/kept.conf"; }
+check "ccxctl recommend prints the kept group as rules" wait_for 10 recommended
+check "one rule for the program both members run, on the CCX it was kept on" sh -c "
+	[ \$(grep -c '^\[program:' $WORK/kept.conf) -eq 1 ] && grep -qx 'exe = $EXE' $WORK/kept.conf && grep -qx 'ccx = 0' $WORK/kept.conf"
+mkdir -p "$CONF.d"
+cp "$WORK/kept.conf" "$CONF.d/kept.conf"
+check "the rules pasted into a drop-in are a good configuration" sh -c "$CCXD --check-config $CONF | grep -qx 'configuration OK'"
+CCX0=$(ctl --json topology | jq -r '.ccxs[0].cpus')
+check "and once reloaded, they pin both members to that CCX ($CCX0)" sh -c "
+	$CCXCTL --socket $SOCK reload >/dev/null &&
+	$CCXCTL --socket $SOCK --json status | jq -e --argjson p $P --argjson c $C \
+		'[.processes[] | select((.pid == \$p or .pid == \$c) and .rule == \"ccxt-talk\" and .cpus == \"$CCX0\")] | length == 2' >/dev/null"
+check "ccxctl forget forgets what was learned for the programs" sh -c "
+	$CCXCTL --socket $SOCK forget '$EXE|$EXE' | grep -qxF 'forgot $EXE|$EXE' &&
+	! $CCXCTL --socket $SOCK --json learned | jq -e --arg k '$EXE|$EXE' '.learned[] | select(.programs == \$k)' >/dev/null"
+check "a second time there is nothing to forget: an error" sh -c "! $CCXCTL --socket $SOCK forget '$EXE|$EXE' 2>/dev/null"
 sig KILL "$P" "$C"
 stop_ccxd

@@ -187,6 +187,42 @@ static void counts_read_as_words(void) {
 	free(two);
 }
 
+static void print_recommend(FILE *f, json_object *status) {
+	json_object *rules = recommend_rules(status);
+
+	print_recommended(f, rules);
+	json_object_put(rules);
+}
+
+/* The kept groups, and those alone, as rules: a program once, by its path
+ * where status has it, by its name where not; what a rule cannot hold as
+ * it is, left out with a word. */
+static void kept_groups_become_rules(void) {
+	char *out = view(print_recommend,
+			 "{\"groups\": ["
+			 "{\"id\": 10, \"state\": \"kept\", \"ccx\": 1, \"seating\": \"shared-cpu\", \"gain\": 0.23, "
+			 "\"noise\": 0.04, \"programs\": \"/usr/bin/pv|/usr/bin/yes\"},"
+			 "{\"id\": 20, \"state\": \"reverted\", \"ccx\": null, \"programs\": \"/usr/bin/cat|/usr/bin/tee\"},"
+			 "{\"id\": 30, \"state\": \"kept\", \"ccx\": 0, \"seating\": \"one-per-core\", \"gain\": 0.1, "
+			 "\"noise\": 0.02, \"programs\": \"/opt/x/pv|/usr/bin/yes|/tmp/a ;b|/tmp/*\"},"
+			 "{\"id\": 40, \"state\": \"kept\", \"ccx\": 0, \"programs\": \"x265|x265\"}]}",
+			 "");
+
+	CHECK(strstr(out, "; group 10: shared-cpu on CCX 1, +23% (noise 4%)\n"
+			  "[program:pv]\nexe = /usr/bin/pv\nccx = 1\n[program:yes]\nexe = /usr/bin/yes\nccx = 1\n") != NULL);
+	CHECK(strstr(out, "cat") == NULL);
+	CHECK(strstr(out, "[program:pv-2]\nexe = /opt/x/pv\nccx = 0\n") != NULL);
+	CHECK(strstr(out, "[program:yes-2]") == NULL);   /* already in group 10's rules */
+	CHECK(strstr(out, "; left out, not a plain name or path: /tmp/a ;b\n") != NULL);
+	CHECK(strstr(out, "; left out, not a plain name or path: /tmp/*\n") != NULL);
+	CHECK(strstr(out, "[program:x265]\nccx = 0\n") != NULL);
+	CHECK(strstr(out, "[program:x265-2]") == NULL);
+	free(out);
+	out = view(print_recommend, "{\"groups\": []}", "");
+	CHECK(strstr(out, "nothing to recommend") != NULL);
+	free(out);
+}
+
 /* Replies of the wrong shape print what they can, and nothing breaks. */
 static void views_take_any_reply(void) {
 	static const char *const replies[] = {
@@ -198,6 +234,7 @@ static void views_take_any_reply(void) {
 	};
 	static void (*const views[])(FILE *, json_object *) = {
 		print_status, print_topology, print_rules, print_pinned, print_reloaded, print_version, print_an_error,
+		print_learned, print_recommend,
 	};
 
 	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++)
@@ -210,4 +247,4 @@ static void views_take_any_reply(void) {
 
 TEST_MAIN(T(escapes_control_characters), T(passes_utf8_through), T(escapes_what_is_not_utf8), T(escapes_c1_controls_and_bidi_marks), T(escapes_the_empty_string),
 	  T(escapes_long_strings_whole), T(escapes_every_string_of_a_reply), T(views_show_names_as_text),
-	  T(counts_read_as_words), T(views_take_any_reply))
+	  T(counts_read_as_words), T(kept_groups_become_rules), T(views_take_any_reply))

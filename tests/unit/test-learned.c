@@ -1,5 +1,6 @@
 /* What won, per set of programs: the key a group's programs make, and the
  * file that keeps what won across restarts. */
+#include <errno.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -61,6 +62,34 @@ static void what_won_is_kept_across_restarts(void) {
 	CHECK_INT(learned_new(path, &l), 0);
 	CHECK_INT(learned_seating(l, "/usr/bin/pv|/usr/bin/yes"), SEATING_SHARED);
 	CHECK_INT(learned_seating(l, "/usr/bin/yes"), _SEATING_MAX);
+	learned_free(l);
+	fixture_remove(root);
+}
+
+/* What is remembered can be listed, least recently kept first, and an
+ * entry forgotten, in the file too. */
+static void an_entry_is_listed_and_forgotten(void) {
+	char root[PATH_MAX], path[PATH_MAX + 32];
+	enum seating seating;
+	struct learned *l;
+
+	fixture_root(root);
+	snprintf(path, sizeof(path), "%s/placements.json", root);
+	CHECK_INT(learned_new(path, &l), 0);
+	learned_keep(l, "/usr/bin/pv|/usr/bin/yes", SEATING_SHARED);
+	learned_keep(l, "/usr/bin/a|/usr/bin/b", SEATING_CORES);
+	CHECK_INT(learned_count(l), 2);
+	CHECK_STR(learned_entry(l, 0, &seating), "/usr/bin/pv|/usr/bin/yes");
+	CHECK_INT(seating, SEATING_SHARED);
+	CHECK_STR(learned_entry(l, 1, &seating), "/usr/bin/a|/usr/bin/b");
+	CHECK_INT(learned_forget(l, "/usr/bin/pv|/usr/bin/yes"), 0);
+	CHECK_INT(learned_forget(l, "/usr/bin/pv|/usr/bin/yes"), -ENOENT);
+	CHECK_INT(learned_forget(l, "/usr/bin/a"), -ENOENT);
+	CHECK_INT(learned_count(l), 1);
+	learned_free(l);
+	CHECK_INT(learned_new(path, &l), 0);
+	CHECK_INT(learned_seating(l, "/usr/bin/pv|/usr/bin/yes"), _SEATING_MAX);
+	CHECK_INT(learned_seating(l, "/usr/bin/a|/usr/bin/b"), SEATING_CORES);
 	learned_free(l);
 	fixture_remove(root);
 }
@@ -136,4 +165,5 @@ static void a_link_or_a_fifo_is_not_read(void) {
 }
 
 TEST_MAIN(T(the_key_is_the_sorted_programs), T(what_won_is_kept_across_restarts), T(the_file_is_readable_by_ccxd_alone),
-	  T(the_least_recently_kept_goes_first), T(a_link_or_a_fifo_is_not_read))
+	  T(the_least_recently_kept_goes_first), T(a_link_or_a_fifo_is_not_read),
+	  T(an_entry_is_listed_and_forgotten))
