@@ -33,7 +33,7 @@ struct ruler {
 	const struct config *config;
 	const struct topology *topology;
 	struct cmdlines *cmdlines;  /* NULL: command lines read at once */
-	struct log_ratelimit pin_lines;
+	struct log_ratelimit pin_lines, release_lines;
 	char last_held_rule[64];   /* the rule of the last pin held back, for the sum */
 	/* ruler_decide_ahead(): by comm, for the names a rule pins by comm alone */
 	struct exec_pin *ahead;
@@ -51,6 +51,7 @@ int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, 
 	r->placements = pl;
 	r->online = *online;
 	r->pin_lines = (struct log_ratelimit){ .interval_usec = PIN_LINES_INTERVAL_USEC, .burst = PIN_LINES_BURST };
+	r->release_lines = r->pin_lines;
 	*ret = r;
 	return 0;
 }
@@ -326,6 +327,20 @@ static int pin_as_ruled(struct ruler *r, const struct procfs_stat *st, const str
 	return p->n_spread > 0;
 }
 
+/* Gives p its original back, a rule no longer pinning it (why), and says
+ * so where that changed its CPUs. Returns placements_give_back()'s. */
+static int give_back(struct ruler *r, const struct placement *p, const char *why) {
+	bool pinned = p->state == PLACEMENT_PINNED;
+	char list[CPULIST_MAX];
+	int e = placements_give_back(r->placements, p);
+
+	if (e == 0 && pinned && log_ratelimit_pass(&r->release_lines, util_usec(CLOCK_MONOTONIC)))
+		log_decision(LOG_INFO, &(struct log_decision){ .pid = p->pid, .comm = p->comm, .decision = "release" },
+			     "Gave %s[%d] its CPUs %s back: %s", p->comm, (int)p->pid,
+			     p->have_original ? cpulist_format(&p->original, list, sizeof(list)) : "?", why);
+	return e;
+}
+
 static int apply_rule(struct ruler *r, const struct procfs_stat *st, const struct placement *p,
 		     const struct rule *rule, const char *matched) {
 	struct placements *pl = r->placements;
@@ -341,7 +356,7 @@ static int apply_rule(struct ruler *r, const struct procfs_stat *st, const struc
 	 * policy gave it too, when a rule says to leave it alone. */
 	if ((s.ours && ruling.action != RULING_PIN && ruling.action != RULING_WOULD_PIN) ||
 	    (p && p->owner == PLACEMENT_AUTO && (ruling.action == RULING_IGNORE || ruling.action == RULING_LEAVE_ALONE)))
-		if (placements_give_back(r->placements, p) == -ESRCH)
+		if (give_back(r, p, ruling.reason) == -ESRCH)
 			return placements_remove(r->placements, st->pid), 0;
 	if (ruling.action == RULING_HAND_OVER) {
 		if (ruler_owns(p))
@@ -636,10 +651,16 @@ void ruler_fork(struct ruler *r, pid_t parent_tgid, pid_t child_pid, pid_t child
 		placements_remove(r->placements, child_tgid);
 }
 
-/* The pins not logged one by one, in one line once their interval is over. */
+/* The pins and releases not logged one by one, in a line each once their
+ * interval is over. */
 static void sum_up_pins(struct ruler *r) {
-	uint64_t held = log_ratelimit_held(&r->pin_lines, util_usec(CLOCK_MONOTONIC));
+	uint64_t held = log_ratelimit_held(&r->pin_lines, util_usec(CLOCK_MONOTONIC)),
+		 held_releases = log_ratelimit_held(&r->release_lines, util_usec(CLOCK_MONOTONIC));
 
+	if (held_releases > 0)
+		log_decision(LOG_INFO, &(struct log_decision){ .decision = "release" },
+			     "Gave %llu more processes their CPUs back in %llu s, not logged one by one",
+			     (unsigned long long)held_releases, (unsigned long long)(PIN_LINES_INTERVAL_USEC / 1000000));
 	if (held > 0)
 		log_decision(LOG_INFO, &(struct log_decision){ .rule = r->last_held_rule, .decision = "pin" },
 			     "Pinned %llu more processes in %llu s, not logged one by one (the last by rule %s)",
@@ -679,7 +700,7 @@ int ruler_redecide(struct ruler *r) {
 		if (!ruler_owns(p) || p->state == PLACEMENT_RELEASED || (!p->rule && p->state == PLACEMENT_PINNED))
 			continue;   /* the automatic policy's, or decided by hand */
 		if (!rule_exists(r->config, p->rule)) {
-			placements_give_back(r->placements, p);
+			give_back(r, p, "its rule is gone");
 			placements_remove(r->placements, pids[i]);
 			continue;
 		}

@@ -64,6 +64,7 @@ rm "$DROPINS/70-bad.conf"
 rm "$DROPINS/50-dropped.conf"
 check "a reload after a drop-in is removed" sh -c "$CCXCTL --socket $SOCK reload | grep -q '^reloaded: 2 rules'"
 check "its program gets its original affinity back" wait_for 2 cpus_are "$dropped" 0-1
+check "and the log says so, a release" grep -q "Gave ccxt-dropped\[$dropped\] its CPUs 0-1 back: its rule is gone" "$LOG"
 check "the other drop-in's program stays" cpus_are "$hup" 1
 check "ccxctl rules no longer lists it" sh -c "! $CCXCTL --socket $SOCK rules | grep -q ccxt-dropped"
 

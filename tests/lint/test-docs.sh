@@ -141,3 +141,15 @@ for t in $(grep -oE '`test-[a-z-]+\.(c|sh)`' "$WORK/tested" | tr -d '`' | sort -
 done
 grep -vx "$(head -n 1 "$WORK/untested")" "$WORK/listed" >"$WORK/listed-short"
 check "a file missing from that list is caught" sh -c "[ -n \"\$(comm -13 '$WORK/listed-short' '$WORK/untested')\" ]"
+
+# Every decision the journal carries as CCXD_DECISION= is one that ccxd(8)
+# lists: what a rule, a hand and the automatic policy log (log_decision()'s
+# .decision, and log_group()'s, the automatic policy's).
+sed -e 's|/\*.*\*/||g' $(find daemon -name '*.c' ! -name '*.bpf.c') |
+	grep -oE '\.decision = "[a-z-]+"|log_group\([a-z]+, "[a-z-]+"' | grep -oE '"[a-z-]+"' | tr -d '"' | sort -u >"$WORK/decisions"
+sed -n '/^\.B CCXD_DECISION$/,/^\.PP$/p' man/ccxd.8 | sed -n 's/^\.BR\{0,1\} \([a-z-]*\).*/\1/p' | sort -u >"$WORK/man-decisions"
+check "the journal's decisions are found in the code ($(echo $(cat "$WORK/decisions")))" [ "$(wc -l <"$WORK/decisions")" -ge 8 ]
+check "ccxd(8) lists every CCXD_DECISION the code logs (missing: $(comm -23 "$WORK/decisions" "$WORK/man-decisions" | tr '\n' ' '))" \
+	[ -z "$(comm -23 "$WORK/decisions" "$WORK/man-decisions")" ]
+check "and none that it does not (gone: $(comm -13 "$WORK/decisions" "$WORK/man-decisions" | tr '\n' ' '))" \
+	[ -z "$(comm -13 "$WORK/decisions" "$WORK/man-decisions")" ]
