@@ -29,6 +29,7 @@
 #define CCXD_METHOD_PROBE         CCXD_INTERFACE ".Probe"
 #define CCXD_METHOD_GET_LEARNED   CCXD_INTERFACE ".GetLearned"
 #define CCXD_METHOD_FORGET        CCXD_INTERFACE ".Forget"
+#define CCXD_METHOD_EXPLAIN       CCXD_INTERFACE ".Explain"
 #define VARLINK_METHOD_GET_INFO   "org.varlink.service.GetInfo"
 
 #define CCXD_ERROR_PERMISSION_DENIED  CCXD_INTERFACE ".PermissionDenied"

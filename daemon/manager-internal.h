@@ -56,7 +56,13 @@ struct manager {
 	uint64_t started_usec;     /* CLOCK_REALTIME */
 	struct manager_stats stats;
 	int metrics_file_error;    /* of the last write of metrics_file, 0 or -errno */
+	struct explain_wait *explains;    /* waiting for command lines (manager_explain()) */
+	size_t n_explains;
 };
+
+/* pid's command line, which an explain waited for, is read: the explains
+ * of it are answered. */
+void manager_explain_ready(struct manager *m, pid_t pid);
 
 /* The process events asked of the watcher (spreading: forks too). */
 void manager_update_subscription(struct manager *m, bool spreading);

@@ -98,6 +98,95 @@ int manager_unpin(struct manager *m, pid_t pid, struct status_process *ret) {
 	return r;
 }
 
+/* An explain waiting for a command line. */
+struct explain_wait {
+	struct manager *m;
+	pid_t pid;
+	manager_explained_fn done;
+	void *userdata;
+	sd_event_source *timer;   /* answers without the command line, at last */
+	struct explain_wait *next;
+};
+
+static void explain_unlink(struct explain_wait *w) {
+	struct explain_wait **p = &w->m->explains;
+
+	while (*p != w)
+		p = &(*p)->next;
+	*p = w->next;
+	w->m->n_explains--;
+	sd_event_source_disable_unref(w->timer);
+}
+
+/* Explains w's process, if its command line is there or settle says not
+ * to wait for it any longer, and lets w go. */
+static void explain_answer(struct explain_wait *w, bool settle) {
+	struct rules_explanation e;
+	int r = ruler_explain(w->m->ruler, w->pid, settle, &e);
+
+	if (r == -EINPROGRESS)
+		return;   /* read again for another decision: wait for that */
+	explain_unlink(w);
+	w->done(w->userdata, r, r >= 0 ? &e : NULL);
+	if (r >= 0)
+		rules_explanation_done(&e);
+	free(w);
+}
+
+static int on_explain_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+	(void)s;
+	(void)usec;
+	explain_answer(userdata, true);
+	return 0;
+}
+
+int manager_explain(struct manager *m, pid_t pid, manager_explained_fn done, void *userdata) {
+	struct rules_explanation e;
+	struct explain_wait *w;
+	int r = ruler_explain(m->ruler, pid, false, &e);
+
+	if (r != -EINPROGRESS) {
+		done(userdata, r, r >= 0 ? &e : NULL);
+		if (r >= 0)
+			rules_explanation_done(&e);
+		return 0;
+	}
+	if (m->n_explains == MANAGER_EXPLAINS_MAX)
+		return -EBUSY;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	*w = (struct explain_wait){ .m = m, .pid = pid, .done = done, .userdata = userdata, .next = m->explains };
+	r = sd_event_add_time_relative(m->event, &w->timer, CLOCK_MONOTONIC, MANAGER_EXPLAIN_WAIT_USEC, 0,
+				       on_explain_timeout, w);
+	if (r < 0) {
+		free(w);
+		return r;
+	}
+	m->explains = w;
+	m->n_explains++;
+	return 1;
+}
+
+void manager_explain_cancel(struct manager *m, void *userdata) {
+	for (struct explain_wait *w = m->explains; w; w = w->next)
+		if (w->userdata == userdata) {
+			explain_unlink(w);
+			free(w);
+			return;
+		}
+}
+
+void manager_explain_ready(struct manager *m, pid_t pid) {
+	struct explain_wait *w = m->explains, *next;
+
+	for (; w; w = next) {
+		next = w->next;
+		if (w->pid == pid)
+			explain_answer(w, false);
+	}
+}
+
 int manager_forget(struct manager *m, const char *programs) {
 	int r;
 

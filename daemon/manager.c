@@ -54,9 +54,13 @@ static void decide_rules(struct manager *m, pid_t pid, enum ruling_trigger trigg
 		manager_update_subscription(m, true);
 }
 
-/* A command line some rule needed is read: the decision it waited for. */
+/* A command line some rule needed is read: the decision it waited for, or
+ * the explains. */
 static void on_cmdline(void *userdata, pid_t pid, int trigger) {
-	decide_rules(userdata, pid, (enum ruling_trigger)trigger);
+	if (trigger != RULING_EXPLAIN)
+		decide_rules(userdata, pid, (enum ruling_trigger)trigger);
+	/* Whatever the read was made for: an explain may wait for it too. */
+	manager_explain_ready(userdata, pid);
 }
 
 /* ---- process events --------------------------------------------------- */

@@ -20,6 +20,7 @@ struct ccxd_status;
 struct status_process;
 struct probe_options;
 struct control_call;
+struct rules_explanation;
 
 /* Reads the config (path NULL: CONFIG_DEFAULT_PATH, where a missing file means
  * defaults) and the topology it names. On -EINVAL, *errors lists every error. */
@@ -41,6 +42,19 @@ int manager_reload(struct manager *m, char ***errors);
  * is the process as it is then (status.h). */
 int manager_pin(struct manager *m, pid_t pid, unsigned ccx, struct status_process *ret);
 int manager_unpin(struct manager *m, pid_t pid, struct status_process *ret);
+
+/* What the rules make of pid, each rule's verdict (rules.h), given to done
+ * with 0, or -ESRCH (no such process, or a kernel thread) or -ENOMEM; the
+ * explanation is valid during the call. done comes at once (0 returned),
+ * or, where the command line is read off the loop first, once it is there
+ * or after MANAGER_EXPLAIN_WAIT_USEC without it (1 returned), unless
+ * manager_explain_cancel(userdata) comes first. -EBUSY:
+ * MANAGER_EXPLAINS_MAX wait already. */
+#define MANAGER_EXPLAINS_MAX 16
+#define MANAGER_EXPLAIN_WAIT_USEC (1000 * 1000)
+typedef void (*manager_explained_fn)(void *userdata, int r, const struct rules_explanation *e);
+int manager_explain(struct manager *m, pid_t pid, manager_explained_fn done, void *userdata);
+void manager_explain_cancel(struct manager *m, void *userdata);
 
 /* Forgets what won for a set of programs ("a|b", as status lists them for
  * root): -ENOENT when nothing was remembered for them. A file that could

@@ -472,6 +472,81 @@ void print_rules(FILE *f, json_object *r) {
 	table_print_free(f, &t);
 }
 
+/* ---- explain ----------------------------------------------------------- */
+
+/* The rules in order: the first that matches decides. */
+static void print_verdicts(FILE *f, json_object *rules) {
+	struct table t = { .n_columns = 3 };
+	const char *decides = NULL;
+
+	if (len_of(rules) == 0) {
+		fprintf(f, "rules:    none in force\n");
+		return;
+	}
+	fprintf(f, "rules:    in the order they are tried; the first that matches decides\n");
+	for (size_t i = 0; i < len_of(rules); i++) {
+		json_object *x = item(rules, i);
+		char where[4096], verdict[512];
+		snprintf(where, sizeof(where), "  %s:%s", str(x, "file") ? str(x, "file") : "-", str(x, "line"));
+		if (!json_true(x, "matches"))
+			snprintf(verdict, sizeof(verdict), "no: %s", str(x, "why") ? str(x, "why") : "-");
+		else if (!decides)
+			snprintf(verdict, sizeof(verdict), "matches: decides");
+		else
+			snprintf(verdict, sizeof(verdict), "matches, but %s comes first", decides);
+		if (json_true(x, "matches") && !decides)
+			decides = str(x, "name") ? str(x, "name") : "-";
+		table_add(&t, where, str(x, "name"), verdict);
+	}
+	table_print_free(f, &t);
+}
+
+/* What the automatic policy sees of it: its group, or why it has none. */
+static void print_seen(FILE *f, json_object *e) {
+	json_object *g = get(e, "group"), *alone = get(e, "alone"), *p = get(e, "placement");
+	char won[64];
+
+	if (p && str(p, "rule"))
+		fprintf(f, "automatic: not its to place: rule %s decides\n", str(p, "rule"));
+	else if (json_object_is_type(get(e, "automatic"), json_type_boolean) && !json_true(e, "automatic"))
+		fprintf(f, "automatic: off (automatic = no): rules only\n");
+	else if (g) {
+		json_object *one = json_object_new_array();
+		fprintf(f, "automatic: in group %s, %s%s%s, gain %s\n\n", str(g, "id"), str(g, "state"),
+			str(g, "ccx") ? " on CCX " : "", str(g, "ccx") ? str(g, "ccx") : "", gain(g, won, sizeof(won)));
+		json_object_array_add(one, json_object_get(g));
+		print_group_table(f, one);
+		json_object_put(one);
+	} else if (alone)
+		fprintf(f, "automatic: in no group: %s\n", str(alone, "reason"));
+	else if (json_true(e, "sampling"))
+		fprintf(f, "automatic: in no group: it talked to no process above min_rate or min_message_rate "
+			   "in the last sample, or used no CPU\n");
+	else
+		fprintf(f, "automatic: not sampling yet\n");
+}
+
+void print_explained(FILE *f, json_object *e) {
+	json_object *p;
+
+	text_escape_json(e);
+	fprintf(f, "process:  %s %s", str(e, "pid"), str(e, "comm"));
+	if (str(e, "parent"))
+		fprintf(f, ", child of %s %s", str(e, "parent"), str(e, "parent_comm"));
+	fprintf(f, "\n");
+	if (get(e, "exe"))
+		fprintf(f, "exe:      %s\ncmdline:  %s\ncgroup:   %s\n", str(e, "exe") ? str(e, "exe") : "(unreadable)",
+			str(e, "cmdline") ? str(e, "cmdline") : "(unreadable, or not read within a second)",
+			str(e, "cgroup") ? str(e, "cgroup") : "(none)");
+	print_verdicts(f, get(e, "rules"));
+	if ((p = get(e, "placement")))
+		fprintf(f, "placed:   %s, CPUs %s (originally %s): %s\n", str(p, "state"), str(p, "cpus") ? str(p, "cpus") : "-",
+			str(p, "original_cpus") ? str(p, "original_cpus") : "-", str(p, "reason"));
+	else
+		fprintf(f, "placed:   no: ccxd has not changed its CPUs\n");
+	print_seen(f, e);
+}
+
 /* ---- the rest ---------------------------------------------------------- */
 
 void print_placed(FILE *f, json_object *reply, const char *verb) {

@@ -19,6 +19,10 @@ void print_version(FILE *f, json_object *version);
 /* An error reply: "WHO: MESSAGE (ERROR)", then the errors it lists, a line each */
 void print_error(FILE *f, const char *who, json_object *reply, const char *error);
 
+/* ccxctl explain: io.ccxd.Explain's reply, with what status holds of the
+ * process added (placement, group, alone, automatic, sampling). */
+void print_explained(FILE *f, json_object *explained);
+
 /* What ccxd remembers per set of programs (GetLearned's reply). */
 void print_learned(FILE *f, json_object *learned);
 

@@ -100,6 +100,20 @@ void print_json(json_object *o) {
 
 /* ---- commands ---------------------------------------------------------- */
 
+static int parse_number(const char *what, const char *s, long long max, long long *ret) {
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > max) {
+		fprintf(stderr, "ccxctl: invalid %s '%s'\n", what, s);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
 /* What every command does with the daemon's reply r (NULL: the call failed,
  * and said why): its JSON with --json, else view's words. Frees r. */
 static int show(const struct options *o, json_object *r, void (*view)(FILE *f, json_object *r)) {
@@ -169,6 +183,54 @@ static int cmd_forget(const struct options *o, int argc, char **argv) {
 	return show(o, call(o, CCXD_METHOD_FORGET, params), print_forgotten);
 }
 
+/* The entry of status's list key whose pid (or one of whose pids) is pid;
+ * NULL when none. */
+static json_object *entry_of(json_object *status, const char *key, const char *pids, int pid) {
+	json_object *list, *v;
+
+	if (!json_object_object_get_ex(status, key, &list) || !json_object_is_type(list, json_type_array))
+		return NULL;
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		json_object *x = json_object_array_get_idx(list, i);
+		if (!json_object_object_get_ex(x, pids, &v))
+			continue;
+		if (json_object_is_type(v, json_type_int) && json_object_get_int(v) == pid)
+			return x;
+		for (size_t k = 0; json_object_is_type(v, json_type_array) && k < json_object_array_length(v); k++)
+			if (json_object_get_int(json_object_array_get_idx(v, k)) == pid)
+				return x;
+	}
+	return NULL;
+}
+
+/* ccxctl explain PID: the rules' verdicts (io.ccxd.Explain), with what
+ * status holds of the process: its placement, its group, or why it is in
+ * none. */
+static int cmd_explain(const struct options *o, int argc, char **argv) {
+	json_object *params = json_object_new_object(), *e, *status;
+	long long pid;
+
+	(void)argc;
+	if (parse_number("PID", argv[0], INT_MAX, &pid) < 0) {
+		json_object_put(params);
+		return EXIT_USAGE;
+	}
+	json_object_object_add(params, "pid", json_object_new_int64(pid));
+	if (!(e = call(o, CCXD_METHOD_EXPLAIN, params)))
+		return call_failed;
+	if (!(status = call(o, CCXD_METHOD_GET_STATUS, NULL))) {
+		json_object_put(e);
+		return call_failed;
+	}
+	json_object_object_add(e, "placement", json_object_get(entry_of(status, "processes", "pid", (int)pid)));
+	json_object_object_add(e, "group", json_object_get(entry_of(status, "groups", "pids", (int)pid)));
+	json_object_object_add(e, "alone", json_object_get(entry_of(status, "cut", "pid", (int)pid)));
+	json_object_object_add(e, "automatic", json_object_get(json_object_object_get(status, "automatic")));
+	json_object_object_add(e, "sampling", json_object_new_boolean(json_object_object_get(status, "groups") != NULL));
+	json_object_put(status);
+	return show(o, e, print_explained);
+}
+
 static int cmd_recommend(const struct options *o, int argc, char **argv) {
 	json_object *status = call(o, CCXD_METHOD_GET_STATUS, NULL);
 	json_object *rules;
@@ -217,20 +279,6 @@ static int cmd_rules(const struct options *o, int argc, char **argv) {
 	(void)argc;
 	(void)argv;
 	return show(o, call(o, CCXD_METHOD_GET_RULES, NULL), print_rules);
-}
-
-static int parse_number(const char *what, const char *s, long long max, long long *ret) {
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < 0 || v > max) {
-		fprintf(stderr, "ccxctl: invalid %s '%s'\n", what, s);
-		return -EINVAL;
-	}
-	*ret = v;
-	return 0;
 }
 
 static void print_pinned(FILE *f, json_object *r) {
@@ -316,6 +364,7 @@ static const struct command commands[] = {
 	{ "pin",      "PID CCX", "pin a process to a CCX by hand (root)",   2, 2, cmd_pin },
 	{ "unpin",    "PID",     "restore a process's original affinity (root)", 1, 1, cmd_unpin },
 	{ "reload",   "",        "read the configuration again (root)",     0, 0, cmd_reload },
+	{ "explain",  "PID",     "why a process is placed as it is, or not", 1, 1, cmd_explain },
 	{ "learned",  "",        "the seating remembered per set of programs", 0, 0, cmd_learned },
 	{ "forget",   "PROGRAMS", "forget what was learned for PROGRAMS (root)", 1, 1, cmd_forget },
 	{ "recommend", "",       "the kept groups as rules for a drop-in",  0, 0, cmd_recommend },

@@ -221,6 +221,55 @@ const struct rule *rules_match(const struct rule *rules, size_t n_rules,
 	return NULL;
 }
 
+/* The first of context's keys that fails, as words; NULL when all match. */
+static const char *context_why_not(const struct rule *r, const struct rule_identity *id, char *buf, size_t size) {
+	char unit[UNIT_NAME_MAX + 1];
+
+	if (r->parent && !first_ancestor(r->parent, id, 1))
+		snprintf(buf, size, "its parent does not match parent = %s", r->parent);
+	else if (r->ancestor && !first_ancestor(r->ancestor, id, RULE_ANCESTORS_MAX))
+		snprintf(buf, size, "no ancestor matches ancestor = %s", r->ancestor);
+	else if (r->cgroup && !id->cgroup)
+		snprintf(buf, size, "it is in no cgroup (cgroup = %s)", r->cgroup);
+	else if (r->cgroup && !glob_matches(r->cgroup, id->cgroup))
+		snprintf(buf, size, "its cgroup does not match cgroup = %s", r->cgroup);
+	else if (r->unit && !unit_of(id, unit))
+		snprintf(buf, size, "it is in no systemd unit (unit = %s)", r->unit);
+	else if (r->unit && !glob_matches(r->unit, unit))
+		snprintf(buf, size, "its unit does not match unit = %s", r->unit);
+	else
+		return NULL;
+	return buf;
+}
+
+bool rules_why_not(const struct rule *r, const struct rule_identity *id, char *buf, size_t size) {
+	const char *comm = id->comm ? id->comm : "";
+	unsigned lack = 0;
+
+	if (r->exe && !glob_matches(r->exe, id->exe ? id->exe : ""))
+		snprintf(buf, size, "its executable does not match exe = %s", r->exe);
+	else if (!r->exe && !comm_matches(r->name, comm))
+		snprintf(buf, size, "its name does not match [program:%s]", r->name);
+	else if (r->cmdline && !id->cmdline)
+		snprintf(buf, size, "its command line is being read (cmdline = %s): ask again", r->cmdline);
+	else if (r->cmdline && !glob_matches(r->cmdline, id->cmdline))
+		snprintf(buf, size, "its command line does not match cmdline = %s", r->cmdline);
+	else if (context_matches(r, id, &lack) < 0)
+		snprintf(buf, size, "what it needs was not read");
+	else if (!context_why_not(r, id, buf, size))
+		return true;
+	return false;
+}
+
+void rules_explanation_done(struct rules_explanation *e) {
+	free(e->exe);
+	free(e->cmdline);
+	free(e->cgroup);
+	free(e->matches);
+	free(e->why);
+	*e = (struct rules_explanation){ .n_rules = 0 };
+}
+
 /* Whether rule may name a process called comm, whatever else it is. */
 static bool may_name(const struct rule *rule, const char *comm) {
 	return rule->exe || comm_matches(rule->name, comm);

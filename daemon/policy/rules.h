@@ -120,6 +120,27 @@ const char *rules_unit_of(const char *cgroup, size_t *len);
  * "" for a rule that has no parent, ancestor, unit or cgroup key. */
 void rules_explain(const struct rule *rule, const struct rule_identity *id, char *buf, size_t size);
 
+/* For a person who asks why (ccxctl explain): whether rule matches id,
+ * read whole (every RULE_NEED_* in read, exe and cmdline read; a cmdline
+ * still NULL is one being read), and when not, the first key of it that
+ * fails, in buf: "its executable does not match exe = /usr/bin/x265*". The
+ * words name the rule's patterns, never what was read of the process. */
+bool rules_why_not(const struct rule *rule, const struct rule_identity *id, char *buf, size_t size);
+
+/* What the rules make of one process, for a person who asks why
+ * (ccxctl explain): what was read of it, and each rule's verdict in file
+ * order (rules_why_not()). */
+struct rules_explanation {
+	char comm[16];
+	char *exe, *cmdline, *cgroup;  /* NULL: unreadable (the command line: or being read) */
+	pid_t parent;                  /* 0: none */
+	char parent_comm[16];
+	size_t n_rules;
+	bool *matches;                 /* each rule's */
+	char (*why)[192];              /* why not, for those that do not match */
+};
+void rules_explanation_done(struct rules_explanation *e);
+
 /* A key of a rule that can do nothing, and why. */
 struct rules_idle {
 	const char *key;          /* "ccx", "smt", "prefer", "spill", "force" */

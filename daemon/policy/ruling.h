@@ -15,6 +15,7 @@ enum ruling_trigger {
 	RULING_COMM,              /* it renamed itself */
 	RULING_SCAN,              /* found by a /proc scan */
 	RULING_RELOAD,            /* the rules changed */
+	RULING_EXPLAIN,           /* a person asks why (ccxctl explain): nothing is decided */
 };
 
 enum ruling_look {

@@ -14,6 +14,7 @@
 #include "manager.h"
 #include "metrics.h"
 #include "probe.h"
+#include "rules.h"
 #include "protocol.h"
 #include "sample.h"
 #include "status.h"
@@ -282,6 +283,116 @@ static void probe(void *userdata, struct control_call *call) {
 		control_call_fail(call, CCXD_ERROR_PROBE_FAILED, "the probe could not start: %s", strerror(-r));
 }
 
+static json_object *string_or_null(const char *s) {
+	return s ? json_object_new_string(s) : NULL;
+}
+
+/* What the rules make of a process: what was read of it (its executable,
+ * command line and cgroup for root alone, as status gives paths), and each
+ * rule's verdict; the first that matches decides. */
+static json_object *explanation_json(const struct config *c, const struct rules_explanation *e, pid_t pid,
+				     bool paths) {
+	json_object *o = json_object_new_object(), *rules = json_object_new_array();
+	const char *decides = NULL;
+
+	json_object_object_add(o, "pid", json_object_new_int(pid));
+	json_object_object_add(o, "comm", json_object_new_string(e->comm));
+	json_object_object_add(o, "parent", e->parent ? json_object_new_int(e->parent) : NULL);
+	json_object_object_add(o, "parent_comm", e->parent ? json_object_new_string(e->parent_comm) : NULL);
+	if (paths) {
+		json_object_object_add(o, "exe", string_or_null(e->exe));
+		json_object_object_add(o, "cmdline", string_or_null(e->cmdline));
+		json_object_object_add(o, "cgroup", string_or_null(e->cgroup));
+	}
+	for (size_t i = 0; i < e->n_rules && i < c->n_rules; i++) {
+		const struct rule *r = &c->rules[i];
+		json_object *x = json_object_new_object();
+		json_object_object_add(x, "name", json_object_new_string(r->name));
+		json_object_object_add(x, "file", string_or_null(r->file));
+		json_object_object_add(x, "line", json_object_new_int((int)r->line));
+		json_object_object_add(x, "matches", json_object_new_boolean(e->matches[i]));
+		json_object_object_add(x, "why", e->matches[i] ? NULL : json_object_new_string(e->why[i]));
+		json_object_array_add(rules, x);
+		if (e->matches[i] && !decides)
+			decides = r->name;
+	}
+	json_object_object_add(o, "rules", rules);
+	json_object_object_add(o, "rule", string_or_null(decides));
+	return o;
+}
+
+/* An explain under way: answered now, or once the command line is read. */
+struct explaining {
+	struct manager *m;
+	struct control_call *call;    /* answered now; NULL once deferred */
+	struct control_deferred *d;
+	pid_t pid;
+	bool paths;
+};
+
+static void explained(void *userdata, int r, const struct rules_explanation *e) {
+	struct explaining *x = userdata;
+	struct ccxd_status st;
+	json_object *reply = NULL;
+
+	if (r >= 0 && manager_status(x->m, &st) >= 0) {
+		reply = explanation_json(st.config, e, x->pid, x->paths);
+		status_release(&st);
+	}
+	if (x->call && r == -ESRCH)
+		control_call_fail(x->call, CCXD_ERROR_NO_SUCH_PROCESS, "no process %d (or a kernel thread)", (int)x->pid);
+	else if (x->call && !reply)
+		control_call_fail(x->call, CCXD_ERROR_INTERNAL, "out of memory explaining process %d", (int)x->pid);
+	else if (x->call)
+		x->call->reply = reply;
+	else if (r == -ESRCH)
+		control_fail(x->d, CCXD_ERROR_NO_SUCH_PROCESS, "process %d ended", (int)x->pid);
+	else if (!reply)
+		control_fail(x->d, CCXD_ERROR_INTERNAL, "out of memory explaining process %d", (int)x->pid);
+	else {
+		control_reply(x->d, reply, false);
+		json_object_put(reply);
+	}
+	if (!x->call)
+		free(x);
+}
+
+/* The client went away while the command line was read. */
+static void explain_gone(void *userdata) {
+	struct explaining *x = userdata;
+
+	manager_explain_cancel(x->m, x);
+	free(x);
+}
+
+static void explain(void *userdata, struct control_call *call) {
+	struct explaining *x;
+	long long pid;
+	int r;
+
+	if (!int_parameter(call, "pid", 1, INT_MAX, &pid))
+		return;
+	x = calloc(1, sizeof(*x));
+	if (!x) {
+		control_call_fail(call, CCXD_ERROR_INTERNAL, "out of memory explaining process %lld", pid);
+		return;
+	}
+	*x = (struct explaining){ .m = userdata, .call = call, .pid = (pid_t)pid, .paths = call->uid == 0 };
+	r = manager_explain(x->m, x->pid, explained, x);
+	if (r == 1 && !(x->d = control_call_defer(call, explain_gone, x))) {
+		manager_explain_cancel(x->m, x);
+		control_call_fail(call, CCXD_ERROR_INTERNAL, "out of memory explaining process %lld", pid);
+	} else if (r == 1) {
+		x->call = NULL;   /* answered once the command line is read */
+		return;
+	} else if (r == -EBUSY)
+		control_call_fail(call, CCXD_ERROR_INTERNAL, "%d explains wait for command lines already: ask again",
+				  MANAGER_EXPLAINS_MAX);
+	else if (r < 0)
+		control_call_fail(call, CCXD_ERROR_INTERNAL, "explaining process %lld failed: %s", pid, strerror(-r));
+	free(x);
+}
+
 static void get_learned(void *userdata, struct control_call *call) {
 	struct ccxd_status st;
 
@@ -317,6 +428,7 @@ static const struct control_method methods[] = {
 	{ CCXD_METHOD_GET_VERSION,  false, get_version },
 	{ CCXD_METHOD_GET_METRICS,  false, get_metrics },
 	{ CCXD_METHOD_GET_LEARNED,  false, get_learned },
+	{ CCXD_METHOD_EXPLAIN,      false, explain },
 	{ CCXD_METHOD_PIN,          true,  pin },
 	{ CCXD_METHOD_UNPIN,        true,  unpin },
 	{ CCXD_METHOD_RELOAD,       true,  reload },

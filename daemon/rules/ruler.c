@@ -454,6 +454,48 @@ static int rule_process(struct ruler *r, pid_t pid, enum ruling_trigger trigger)
 	return 0;
 }
 
+int ruler_explain(struct ruler *r, pid_t pid, bool settle, struct rules_explanation *ret) {
+	const unsigned everything = RULE_NEED_EXE | RULE_NEED_CMDLINE | RULE_NEED_ANCESTORS | RULE_NEED_ANCESTOR_EXE |
+				    RULE_NEED_CGROUP;
+	const struct config *c = r->config;
+	struct procfs_stat st;
+	struct facts f;
+
+	*ret = (struct rules_explanation){ .n_rules = c->n_rules };
+	if (procfs_read_stat(r->root, pid, &st) < 0 || (st.flags & PROCFS_PF_KTHREAD))
+		return -ESRCH;
+	facts_init(&f, RULING_EXPLAIN);
+	f.id.comm = st.comm;
+	/* A kind of fact each round: the exe, then the command line. */
+	for (int round = 0; round < 3; round++)
+		gather(r, &st, everything, &f);
+	if (f.pending && !settle) {
+		facts_done(&f);
+		return -EINPROGRESS;
+	}
+	snprintf(ret->comm, sizeof(ret->comm), "%s", st.comm);
+	ret->matches = calloc(c->n_rules ? c->n_rules : 1, sizeof(*ret->matches));
+	ret->why = calloc(c->n_rules ? c->n_rules : 1, sizeof(*ret->why));
+	if (!ret->matches || !ret->why) {
+		facts_done(&f);
+		rules_explanation_done(ret);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->n_rules; i++)
+		ret->matches[i] = rules_why_not(&c->rules[i], &f.id, ret->why[i], sizeof(ret->why[i]));
+	if (f.id.n_ancestors > 0) {
+		ret->parent = f.ancestors[0].pid;
+		snprintf(ret->parent_comm, sizeof(ret->parent_comm), "%s", f.ancestors[0].comm);
+	}
+	/* Handed over: facts_done() frees the rest. */
+	ret->exe = f.exe;
+	ret->cmdline = f.cmdline;
+	ret->cgroup = f.cgroup;
+	f.exe = f.cmdline = f.cgroup = NULL;
+	facts_done(&f);
+	return 0;
+}
+
 int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
 	int e;
 

@@ -79,3 +79,10 @@ size_t ruler_pinned(const struct ruler *r);
  * -ECANCELED (mode = off), other -errno from the kernel. */
 int ruler_pin(struct ruler *r, pid_t pid, unsigned ccx, const struct placement **ret);
 int ruler_unpin(struct ruler *r, pid_t pid, const struct placement **ret);
+
+/* What the rules make of pid (rules.h), read as a decision reads it but
+ * every key at once. -ESRCH: no such process, or a kernel thread;
+ * -ENOMEM; -EINPROGRESS when its command line is being read, off the loop
+ * (ask again in the cmdlines' ready callback), unless settle: then it is
+ * explained without. */
+int ruler_explain(struct ruler *r, pid_t pid, bool settle, struct rules_explanation *ret);

@@ -30,7 +30,7 @@ static void print_recommend(FILE *f, json_object *status) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	static void (*const views[])(FILE *, json_object *) = {
 		print_status, print_topology, print_rules, print_pinned, print_reloaded, print_version, print_an_error,
-		print_learned, print_recommend,
+		print_learned, print_recommend, print_explained,
 	};
 	char *text = malloc(size + 1);
 

@@ -71,6 +71,10 @@ check "and pins root's program of the rule, by its command line" wait_for 3 cpus
 spawn "$other_args" 60
 check "and leaves one whose command line the rule does not name" always 1 cpus_are "$SPAWNED" 0-1
 check "the process of the file that never answers is left as it is" cpus_are "$VICTIM" 0-1
+timeout 10 "$CCXCTL" --socket "$SOCK" explain "$VICTIM" > "$WORK/explained"
+rc=$?
+check "ccxctl explain of it answers, and the rule's command line does not match it" \
+	sh -c "[ $rc -eq 0 ] && grep -Eq ':[0-9]+ +ccxt-args +no: its command line (does not match|is being read)' $WORK/explained"
 
 # ---- 2. ccxd starts past it: the start-up scan reads every command line a rule needs ----
 check "ccxd stops while the read waits" stop_ccxd

@@ -102,6 +102,33 @@ check "status says it was left alone, its CPUs set by someone else" \
 	sh -c "$CCXCTL --socket $SOCK --json status | jq -e --argjson p $launched '.processes[] | select(.pid == \$p) | .reason | test(\"set by someone else\")' >/dev/null"
 sig KILL "$launched"
 
+# ccxctl explain PID: each rule's verdict, the placement, the automatic
+# policy's view; for root what was read of the process too.
+spawn "$prog" 30
+named=$SPAWNED
+wait_for 2 cpus_are "$named" 1
+ctl explain "$named" > "$WORK/explained"
+check "explain: the rule that matches decides" grep -Eq "^  $CONF:[0-9]+ +ccxt-prog +matches: decides$" "$WORK/explained"
+check "explain: the placement, with its original" grep -q "^placed:   pinned, CPUs 1 (originally 0-1): rule ccxt-prog$" "$WORK/explained"
+check "explain: the automatic policy's is not its to place" grep -q "^automatic: not its to place: rule ccxt-prog decides$" "$WORK/explained"
+check "explain: root sees its executable" grep -qx "exe:      $prog" "$WORK/explained"
+sleep 30 &
+CHILDREN="$CHILDREN $!"
+stranger=$!
+ctl explain "$stranger" > "$WORK/explained"
+check "explain: a rule that does not match says which key, in the rule's words" \
+	grep -Eq "^  $CONF:[0-9]+ +ccxt-prog +no: its name does not match \[program:ccxt-prog\]$" "$WORK/explained"
+check "explain: a process ccxd did not touch" grep -q "^placed:   no: ccxd has not changed its CPUs$" "$WORK/explained"
+check "explain --json: the verdicts and no rule that decides" sh -c "
+	$CCXCTL --socket $SOCK --json explain $stranger | jq -e '.rule == null and .rules[0].matches == false and .placement == null' >/dev/null"
+runuser -u nobody -- "$NOBODY_CTL" --socket "$SOCK" explain "$named" > "$WORK/explained"
+check "nobody may ask too, and sees no executable or command line" \
+	sh -c "grep -q 'matches: decides' $WORK/explained && ! grep -q '^exe:' $WORK/explained && ! grep -q '^cmdline:' $WORK/explained"
+"$CCXCTL" --socket "$SOCK" explain 2 2>"$WORK/said"
+rc=$?
+check "explain of a kernel thread or no process: an error, exit status 1" sh -c "[ $rc -eq 1 ] && grep -q 'NoSuchProcess' $WORK/said"
+sig KILL "$named" "$stranger"
+
 # status --watch: again and again; in place on a terminal, one after
 # another elsewhere.
 timeout 3 "$CCXCTL" --socket "$SOCK" status --watch=1 > "$WORK/watched"

@@ -164,6 +164,8 @@ static void views_show_names_as_text(void) {
 	shown_as_text(print_topology,
 		      "{\"source\": \"%s\", \"ccxs\": [{\"index\": 0, \"cpus\": \"%s\", \"usable\": true}]}");
 	shown_as_text(print_pinned, "{\"process\": {\"pid\": 42, \"comm\": \"%s\", \"reason\": \"by hand\"}}");
+	shown_as_text(print_explained, "{\"pid\": 42, \"comm\": \"%s\", \"exe\": \"/x\", \"rules\": [{\"name\": \"%s\", "
+					"\"file\": \"/etc/ccxd.conf\", \"line\": 1, \"matches\": false, \"why\": \"no\"}]}");
 	shown_as_text(print_an_error, "{\"message\": \"no process %s\", \"errors\": [\"%s\"]}");
 }
 
@@ -234,7 +236,7 @@ static void views_take_any_reply(void) {
 	};
 	static void (*const views[])(FILE *, json_object *) = {
 		print_status, print_topology, print_rules, print_pinned, print_reloaded, print_version, print_an_error,
-		print_learned, print_recommend,
+		print_learned, print_recommend, print_explained,
 	};
 
 	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++)

@@ -535,6 +535,49 @@ static void explains_what_matched(void) {
 	CHECK_INT(strlen(buf), 19);
 }
 
+/* Why a rule does not match, its first key that fails, in its own
+ * pattern's words; and true exactly where rules_match() picks it. */
+static void says_why_a_rule_does_not_match(void) {
+	struct rule rules[] = {
+		{ .name = "enc", .exe = "/usr/bin/x265*" },
+		{ .name = "x265" },
+		{ .name = "worker", .cmdline = "*--slow*" },
+		{ .name = "worker", .parent = "make" },
+		{ .name = "worker", .ancestor = "sshd" },
+		{ .name = "worker", .cgroup = "/system.slice/*" },
+		{ .name = "worker", .unit = "nginx.service" },
+		{ .name = "worker", .parent = "launch*", .unit = "a.service" },
+	};
+	static const char *const why[] = {
+		"its executable does not match exe = /usr/bin/x265*",
+		"its name does not match [program:x265]",
+		"its command line does not match cmdline = *--slow*",
+		"its parent does not match parent = make",
+		"no ancestor matches ancestor = sshd",
+		"its cgroup does not match cgroup = /system.slice/*",
+		"its unit does not match unit = nginx.service",
+	};
+	struct rule_identity id = {
+		.comm = "worker", .exe = "/opt/worker", .cmdline = "worker --fast", .read = EVERYTHING,
+		.ancestors = family, .n_ancestors = N(family), .cgroup = "/user.slice/a.scope/x/a.service",
+	};
+	char buf[160];
+	unsigned need;
+
+	for (size_t i = 0; i < N(why); i++) {
+		CHECK(!rules_why_not(&rules[i], &id, buf, sizeof(buf)));
+		CHECK_STR(buf, why[i]);
+	}
+	CHECK(rules_why_not(&rules[7], &id, buf, sizeof(buf)));
+	CHECK(rules_match(rules, N(rules), &id, &need) == &rules[7]);
+	id.cgroup = NULL;
+	CHECK(!rules_why_not(&rules[6], &id, buf, sizeof(buf)));
+	CHECK_STR(buf, "it is in no systemd unit (unit = nginx.service)");
+	id.cmdline = NULL;   /* still being read */
+	CHECK(!rules_why_not(&rules[2], &id, buf, sizeof(buf)));
+	CHECK_STR(buf, "its command line is being read (cmdline = *--slow*): ask again");
+}
+
 static void rule_done_frees_and_clears(void) {
 	struct rule r = {
 		.name = strdup("a"), .exe = strdup("/b"), .cmdline = strdup("c"),
@@ -595,6 +638,7 @@ static void keys_that_can_do_nothing(void) {
 
 TEST_MAIN(
 	T(keys_that_can_do_nothing),
+	T(says_why_a_rule_does_not_match),
 	T(matches_name_as_glob_on_comm),
 	T(long_plain_name_matches_truncated_comm),
 	T(name_of_fifteen_bytes_is_not_cut),
