@@ -7,8 +7,9 @@
 #   make check-systemd  boot a real systemd in a container and run ccxd under it
 #   make fuzz       run each libFuzzer harness (tests/fuzz) for FUZZ_SECONDS (default 60)
 #
-# run, check, check-systemd and fuzz first install the Debian packages that are
-# missing (tools/install-deps); every other goal only names them and stops.
+# check, check-systemd and fuzz first install the Debian packages that are
+# missing (tools/install-deps), run those building needs; every other goal
+# only names them and stops.
 #
 # WERROR=1 turns warnings into errors (on by default when CI=true); SANITIZE=address,undefined
 # builds everything with those sanitizers (any report fails the test that caused it).
@@ -31,17 +32,20 @@ VERSION    := 0.1.0
 PKGS       := libsystemd libnl-3.0 hwloc inih json-c libbpf
 
 # Dependencies, before anything is compiled (not for clean/uninstall). The
-# goals a developer runs on a fresh machine install whatever is missing,
-# test tools included (tools/install-deps, apt-get). Every other goal (make,
-# make all, make install) only names what building needs and is missing, and
+# goals a developer runs on a fresh machine install whatever is missing
+# (tools/install-deps, apt-get): the tests' tools and servers for the goals
+# that test, what building needs for make run. Every other goal (make, make
+# all, make install) only names what building needs and is missing, and
 # stops: building, and packaging in a chroot, never run apt-get.
-DEPS_INSTALL_GOALS := run check check-systemd fuzz
+DEPS_TEST_GOALS := check check-systemd fuzz
+DEPS_INSTALL_GOALS := run $(DEPS_TEST_GOALS)
+DEPS_WHAT := $(if $(filter $(DEPS_TEST_GOALS),$(MAKECMDGOALS)),,--build)
 ifeq ($(filter clean distclean uninstall,$(MAKECMDGOALS)),)
 ifneq ($(filter $(DEPS_INSTALL_GOALS),$(MAKECMDGOALS)),)
-DEPS_CHECK := $(shell tools/install-deps --check 2>&1; echo "rc=$$?")
+DEPS_CHECK := $(shell tools/install-deps --check $(DEPS_WHAT) 2>&1; echo "rc=$$?")
 ifeq ($(filter rc=1,$(DEPS_CHECK)),rc=1)
-$(info Installing missing build and test dependencies (tools/install-deps)...)
-DEPS_RESULT := $(shell tools/install-deps >&2 && echo ok)
+$(info Installing missing dependencies (tools/install-deps $(DEPS_WHAT))...)
+DEPS_RESULT := $(shell tools/install-deps $(DEPS_WHAT) >&2 && echo ok)
 ifneq ($(DEPS_RESULT),ok)
 $(error tools/install-deps failed)
 endif

@@ -321,7 +321,8 @@ static int cmd_reload(const struct options *o, int argc, char **argv) {
 }
 
 /* Prometheus text as it is, so that it can be piped or scraped: its labels
- * name states and relations, never a process. */
+ * name states, relations and groups, whose programs' names ccxd writes in
+ * printable ASCII. */
 static void print_metrics(FILE *f, json_object *r) {
 	json_object *text;
 

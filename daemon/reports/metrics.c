@@ -45,6 +45,46 @@ static void put_by_label(FILE *f, const char *name, const char *help, const char
 	}
 }
 
+/* One gauge a group: name{group="ID"} value. */
+static void put_group_value(FILE *f, const char *name, int id, const char *format, double v) {
+	fprintf(f, "%s{group=\"%d\"} ", name, id);
+	fprintf(f, format, v);
+	fputc('\n', f);
+}
+
+static void put_groups(FILE *f, const struct metrics *x) {
+	put_header(f, "ccxd_group_info", "gauge",
+		   "Each group of communicating processes (at most 64), by its lowest pid: its programs' file names, "
+		   "state, seating and CCX.");
+	for (size_t i = 0; i < x->n_each_group; i++) {
+		const struct metrics_group *g = &x->each_group[i];
+		fprintf(f, "ccxd_group_info{group=\"%d\",programs=", g->id);
+		put_label_value(f, g->programs);
+		fputs(",state=", f);
+		put_label_value(f, g->state);
+		fputs(",seating=", f);
+		put_label_value(f, g->seating);
+		if (g->ccx >= 0)
+			fprintf(f, ",ccx=\"%d\"} 1\n", g->ccx);
+		else
+			fputs(",ccx=\"\"} 1\n", f);
+	}
+	put_header(f, "ccxd_group_bytes_per_second", "gauge", "The traffic between a group's members in the last sample.");
+	for (size_t i = 0; i < x->n_each_group; i++)
+		put_group_value(f, "ccxd_group_bytes_per_second", x->each_group[i].id, "%.0f", x->each_group[i].bytes_per_s);
+	put_header(f, "ccxd_group_gain_ratio", "gauge",
+		   "How much faster a group ran in its last experiment's seating than where its members ran by "
+		   "themselves: 0.23 is 23 % faster.");
+	for (size_t i = 0; i < x->n_each_group; i++)
+		if (x->each_group[i].measured)
+			put_group_value(f, "ccxd_group_gain_ratio", x->each_group[i].id, "%.4f", x->each_group[i].gain);
+	put_header(f, "ccxd_group_noise_ratio", "gauge",
+		   "How much a group's own rate varied in its last experiment, which a gain must clear.");
+	for (size_t i = 0; i < x->n_each_group; i++)
+		if (x->each_group[i].measured)
+			put_group_value(f, "ccxd_group_noise_ratio", x->each_group[i].id, "%.4f", x->each_group[i].noise);
+}
+
 static void put_all(FILE *f, const struct metrics *x) {
 	put_header(f, "ccxd_info", "gauge", "The running ccxd: version, mode and topology.");
 	fputs("ccxd_info{version=", f);
@@ -65,6 +105,7 @@ static void put_all(FILE *f, const struct metrics *x) {
 	if (x->have_sampling) {
 		put_by_label(f, "ccxd_groups", "Groups of communicating processes, by state.", "state", x->groups,
 			     x->n_groups);
+		put_groups(f, x);
 		put_u64(f, "ccxd_sample_cycles_total", "counter", "Sampling cycles run.", x->sample_cycles);
 		put_header(f, "ccxd_sample_cycle_cpu_seconds", "gauge", "CPU time the last sampling cycle took.");
 		fprintf(f, "ccxd_sample_cycle_cpu_seconds %llu.%06llu\n",
@@ -147,6 +188,49 @@ static void count_state(struct metrics_count *counts, size_t n, const char *stat
 		}
 }
 
+/* "pv|yes" of "/usr/bin/pv|/usr/bin/yes": the file names alone, as status
+ * gives them to anyone (the file is for anyone to read), cut to size.
+ * Users name their programs: each byte but printable ASCII becomes '?', so
+ * that a name can neither break the exposition format (which must be
+ * UTF-8) nor reach a terminal as a control character through ccxctl
+ * metrics, which prints the text as it is. */
+static void program_names(const char *programs, char *buf, size_t size) {
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (const char *p = programs; p && *p && len + 1 < size;) {
+		const char *end = strchr(p, '|'), *slash;
+		if (!end)
+			end = p + strlen(p);
+		slash = memrchr(p, '/', (size_t)(end - p));
+		if (slash)
+			p = slash + 1;
+		len += (size_t)snprintf(buf + len, size - len, "%s%.*s", len ? "|" : "", (int)(end - p), p);
+		p = *end ? end + 1 : end;
+	}
+	if (len >= size)
+		buf[size - 1] = '\0';
+	for (char *c = buf; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
+}
+
+static void collect_group(const struct status_group *g, struct metrics_group *ret) {
+	const struct status_trial *last = g->last >= 0 ? &g->trials[g->last] : NULL;
+
+	*ret = (struct metrics_group){
+		.id = (int)g->id,
+		.state = g->state,
+		.seating = g->placed && g->seating ? g->seating : "",
+		.ccx = g->placed ? g->ccx : -1,
+		.bytes_per_s = g->bytes_per_s,
+		.measured = last != NULL,
+		.gain = last ? last->gain : 0,
+		.noise = last ? last->noise : 0,
+	};
+	program_names(g->programs, ret->programs, sizeof(ret->programs));
+}
+
 void metrics_collect(const struct ccxd_status *st, struct metrics *ret) {
 	const struct probe_results *pr = st->probe_results;
 
@@ -181,6 +265,8 @@ void metrics_collect(const struct ccxd_status *st, struct metrics *ret) {
 		ret->n_groups = init_states(ret->groups, st->group_states, st->n_group_states);
 		for (size_t i = 0; i < st->n_groups; i++)
 			count_state(ret->groups, ret->n_groups, st->groups[i].state);
+		for (size_t i = 0; i < st->n_groups && i < METRICS_GROUPS_MAX; i++)
+			collect_group(&st->groups[i], &ret->each_group[ret->n_each_group++]);
 	}
 
 	for (size_t i = 0; pr && i < pr->n_relations && ret->n_relations < sizeof(ret->relations) / sizeof(ret->relations[0]); i++) {

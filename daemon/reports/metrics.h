@@ -11,6 +11,8 @@
 struct ccxd_status;
 
 #define METRICS_STATES_MAX 16
+/* Groups with gauges of their own: a bound on the series a scrape holds. */
+#define METRICS_GROUPS_MAX 64
 
 /* A count per state: label is the state's name as ccxctl status shows it. */
 struct metrics_count {
@@ -41,6 +43,20 @@ struct metrics {
 	uint64_t reloads, reload_failures;
 	uint64_t readopted;
 	uint64_t log_dropped;
+
+	/* Each group, the first METRICS_GROUPS_MAX of them: what it is, where
+	 * it is seated, and what its last experiment measured. */
+	struct metrics_group {
+		int id;                        /* its lowest pid */
+		char programs[256];            /* its programs' file names, "pv|yes" (cut to fit) */
+		const char *state;
+		const char *seating;           /* "": not seated */
+		int ccx;                       /* -1: none */
+		double bytes_per_s;            /* its traffic in the last sample */
+		bool measured;                 /* its last experiment's: */
+		double gain, noise;
+	} each_group[METRICS_GROUPS_MAX];
+	size_t n_each_group;
 
 	/* The probe figures the automatic policy ranks seatings by: medians per
 	 * relation. Left out when there are none. */

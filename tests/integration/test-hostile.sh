@@ -205,6 +205,10 @@ check "two such processes that talk are found as a group" wait_for 5 in_a_group 
 ctl status >"$WORK/groups.txt"
 check "ccxctl status shows the group's members as text" \
 	shows_as_text "$WORK/groups.txt" "$writer ccxt-tty\\x1b[2J\\ny" .
+ctl metrics >"$WORK/metrics.txt"
+check "ccxctl metrics names the group's programs in printable ASCII alone" sh -c "
+	! LC_ALL=C grep -q '[[:cntrl:]]' '$WORK/metrics.txt' &&
+	grep -qF 'programs=\"ccxt-tty?[2J?y|ccxt-tty?[2J?y\"' '$WORK/metrics.txt'"
 sig TERM "$writer" "$reader"
 
 check "ccxd is still running" kill -0 "$CCXD_PID"

@@ -11,6 +11,12 @@ INSTALLED="/usr/sbin/ccxd /usr/bin/ccxctl /etc/ccxd.conf
 for f in $INSTALLED; do
 	check "installs $f" test -e "$DEST$f"
 done
+# What each goal installs (tools/install-deps): make check the test tools
+# and servers too; make run, what building needs alone. (make -n: nothing runs.)
+deps_of() { make -C "$TOP" -s -p -n "$1" 2>/dev/null | sed -n 's/^DEPS_WHAT := //p'; }
+check "make run installs the build dependencies alone" [ "$(deps_of run)" = --build ]
+check "make check installs the tests' as well" sh -c "make -C $TOP -s -p -n check 2>/dev/null | grep -qx 'DEPS_WHAT := '"
+check "tools/install-deps --check --build finds the build dependencies here" "$TOP/tools/install-deps" --check --build
 check "the installed ccxd runs" sh -c "$DEST/usr/sbin/ccxd --check-config $DEST/etc/ccxd.conf | grep -q 'configuration OK'"
 
 # The directories of the drop-ins and the presets, and the presets read

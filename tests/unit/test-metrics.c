@@ -156,6 +156,32 @@ static void leaves_out_sampling_until_a_sampler_runs(void) {
 	free(text);
 }
 
+/* Each group: what it is and where (an info series), its traffic, and
+ * its gain and noise once an experiment measured them. */
+static void gives_each_group_its_gauges(void) {
+	struct metrics x = sample();
+	char *text;
+
+	x.have_sampling = true;
+	x.each_group[0] = (struct metrics_group){ .id = 4242, .programs = "pv|yes", .state = "kept",
+						  .seating = "shared-cpu", .ccx = 1, .bytes_per_s = 52428800,
+						  .measured = true, .gain = 0.23, .noise = 0.04 };
+	x.each_group[1] = (struct metrics_group){ .id = 77, .programs = "a\"b", .state = "measuring", .seating = "",
+						  .ccx = -1, .bytes_per_s = 1048576 };
+	x.n_each_group = 2;
+	text = format(&x);
+	CHECK_LINE(text, "# TYPE ccxd_group_info gauge");
+	CHECK_LINE(text, "ccxd_group_info{group=\"4242\",programs=\"pv|yes\",state=\"kept\",seating=\"shared-cpu\",ccx=\"1\"} 1");
+	CHECK_LINE(text, "ccxd_group_info{group=\"77\",programs=\"a\\\"b\",state=\"measuring\",seating=\"\",ccx=\"\"} 1");
+	CHECK_LINE(text, "ccxd_group_bytes_per_second{group=\"4242\"} 52428800");
+	CHECK_LINE(text, "ccxd_group_bytes_per_second{group=\"77\"} 1048576");
+	CHECK_LINE(text, "ccxd_group_gain_ratio{group=\"4242\"} 0.2300");
+	CHECK_LINE(text, "ccxd_group_noise_ratio{group=\"4242\"} 0.0400");
+	/* Nothing measured, nothing pretended. */
+	CHECK(strstr(text, "ccxd_group_gain_ratio{group=\"77\"}") == NULL);
+	free(text);
+}
+
 static void leaves_out_probe_figures_until_measured(void) {
 	struct metrics x = sample();
 	char *text = format(&x);
@@ -253,6 +279,7 @@ TEST_MAIN(
 	T(gives_each_metric_help_and_type_once),
 	T(escapes_label_values),
 	T(leaves_out_sampling_until_a_sampler_runs),
+	T(gives_each_group_its_gauges),
 	T(leaves_out_probe_figures_until_measured),
 	T(shows_probe_figures_per_relation),
 	T(writes_the_file_whole_and_readable),
