@@ -45,6 +45,8 @@ else
 	check "it is pinned to CCX 1" wait_for 30 cpus_are "$SPAWNED" 1
 fi
 check "metrics answer" sh -c "ctl() { \"$CCXCTL\" --socket \"$SOCK\" \"\$@\"; }; ctl metrics | grep -q '^ccxd_pins_total '"
+check "explain answers, its command line read off the loop" sh -c "$CCXCTL --socket $SOCK explain $SPAWNED | grep -q '^rules: '"
+check "learned and recommend answer" sh -c "$CCXCTL --socket $SOCK learned >/dev/null && $CCXCTL --socket $SOCK recommend >/dev/null"
 sed -i 's/^ccx = 1/ccx = 0/' "$CONF"
 check "a reload succeeds" ctl reload
 if [ "$pins" = yes ]; then
