@@ -153,3 +153,52 @@ check "ccxd(8) lists every CCXD_DECISION the code logs (missing: $(comm -23 "$WO
 	[ -z "$(comm -23 "$WORK/decisions" "$WORK/man-decisions")" ]
 check "and none that it does not (gone: $(comm -13 "$WORK/decisions" "$WORK/man-decisions" | tr '\n' ' '))" \
 	[ -z "$(comm -13 "$WORK/decisions" "$WORK/man-decisions")" ]
+
+# ccxctl(1)'s JSON OUTPUT names every field of the JSON that ccxctl --json
+# prints: every key the code adds to a JSON object (json_object_object_add
+# with a literal key) in the files that build ccxctl's output, less those
+# that never reach it. A key counts as named where it is a whole word of
+# bold text in that section (".B key", "\fBkey\fR", ".B groups[].key").
+JSON_SOURCES="daemon/reports/*.c common/protocol.c daemon/prober/*.c probe/*.c tools/*.c"
+grep -ohE 'json_object_object_add\([a-z_>-]+, "[a-z_0-9]+"' $JSON_SOURCES |
+	grep -oE '"[a-z_0-9]+"' | tr -d '"' | sort -u >"$WORK/json-keys"
+# The keys that ccxctl --json never prints:
+# - the Varlink envelope of every call and reply (common/protocol.c,
+#   daemon/reports/control.c): method, parameters, more, continues;
+# - error replies' parameters, which ccxctl prints to stderr as text:
+#   message, errors (Reload's), parameter (InvalidParameter's);
+# - org.varlink.service.GetInfo's reply, no command of ccxctl's:
+#   vendor, product, url, interfaces;
+# - the Probe call's parameter quick, and the progress replies that
+#   ccxctl draws on stderr: progress, phase, step;
+# - measured_usec: of the probe cache in state_dir (daemon/prober/prober.c).
+cat >"$WORK/json-exempt" <<'KEYS'
+method
+parameters
+more
+continues
+message
+errors
+parameter
+vendor
+product
+url
+interfaces
+quick
+progress
+phase
+step
+measured_usec
+KEYS
+sort -u "$WORK/json-exempt" -o "$WORK/json-exempt"
+comm -23 "$WORK/json-keys" "$WORK/json-exempt" >"$WORK/json-fields"
+sed -n '/^\.SH JSON OUTPUT$/,/^\.SH /p' man/ccxctl.1 | sed '1d;$d' >"$WORK/json-section"
+# Bold text: the arguments of .B, .BR, .RB, .BI and .IB, and \fB...\fR.
+{
+	sed -n 's/^\.\(B\|BR\|RB\|BI\|IB\) //p' "$WORK/json-section"
+	grep -o '\\fB[^\\]*' "$WORK/json-section" | sed 's/^\\fB//'
+} | grep -oE '[a-z_0-9]+' | sort -u >"$WORK/json-named"
+check "the code's JSON keys are found ($(wc -l <"$WORK/json-fields") fields for ccxctl(1))" \
+	[ "$(wc -l <"$WORK/json-fields")" -ge 150 ]
+check "ccxctl(1) documents every JSON field (missing: $(comm -23 "$WORK/json-fields" "$WORK/json-named" | tr '\n' ' '))" \
+	[ -z "$(comm -23 "$WORK/json-fields" "$WORK/json-named")" ]
