@@ -133,7 +133,7 @@ tools/helpers/%: tools/helpers/%.o common/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 tools/helpers/ccxt-fuse: tools/helpers/ccxt-fuse.c
-	$(CC) $(CFLAGS) $(shell pkg-config --cflags fuse3) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs fuse3)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(shell pkg-config --cflags fuse3) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs fuse3)
 
 # Static, so that the program it execs starts within microseconds of its
 # execve: the exec-to-pin latency it measures is then ccxd's, not ld.so's.
@@ -176,13 +176,13 @@ daemon/events/execs.o: $(EXECS_OBJECT)
 # costs nothing and it can never build against a stale header.
 HEADERS    := $(wildcard common/*.h probe/*.h $(addsuffix /*.h,$(DAEMON_DIRS)) tools/*.h tests/unit/*.h)
 %.o: %.c $(HEADERS) Makefile .build-flags
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # Rewritten only when the flags change, so that `make check SANITIZE=...`
 # after a plain build (or the other way round) rebuilds everything instead
 # of linking old objects. The old products are removed rather than left to
 # timestamps, which a clock set back would fool.
-BUILD_FLAGS := $(CC) $(CFLAGS) $(LDFLAGS) $(SANITIZE)
+BUILD_FLAGS := $(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(SANITIZE)
 BUILT      := common/*.o probe/*.o $(addsuffix /*.o,$(DAEMON_DIRS)) tools/*.o tools/helpers/*.o tools/bench/*.o tests/unit/*.o \
               common/libcommon.a probe/libprobe.a daemon/libccxd.a $(PROGRAMS) $(UNIT_BIN) $(HELPER_BIN) tools/helpers/ccxt-fuse tools/bench/read-cost \
               tools/bench/traffic-cost
@@ -250,7 +250,7 @@ run: all
 check: all $(UNIT_BIN) $(FUSE_HELPER) $(if $(shell command -v $(FUZZ_CC)),fuzz-build)
 	@FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),30) tests/run
 
-install: all
+install: $(PROGRAMS)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(BASHCOMPLETIONDIR) $(addprefix $(DESTDIR)$(MANDIR)/man,1 5 8)
 	@# Where the administrator's drop-ins and the packages' presets go.

@@ -42,7 +42,7 @@ check "metrics_file has the group's gauges, by its lowest pid, its programs by f
 check "and its traffic" grep -Eq "^ccxd_group_bytes_per_second\\{group=\"$G\"\\} [0-9]+$" "$TEXTFILE/ccxd.prom"
 
 EXPORTER_PORT=$(free_port)
-runuser -u nobody -- prometheus-node-exporter --web.listen-address="127.0.0.1:$EXPORTER_PORT" \
+setpriv --reuid=nobody --regid=nogroup --clear-groups prometheus-node-exporter --web.listen-address="127.0.0.1:$EXPORTER_PORT" \
 	--collector.disable-defaults --collector.textfile --collector.textfile.directory="$TEXTFILE" \
 	> "$WORK/exporter.log" 2>&1 &
 CHILDREN="$CHILDREN $!"
@@ -59,7 +59,7 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$EXPORTER_PORT']
 YML
-runuser -u nobody -- prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+setpriv --reuid=nobody --regid=nogroup --clear-groups prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
 	--web.listen-address="127.0.0.1:$SERVER_PORT" > "$WORK/prometheus.log" 2>&1 &
 CHILDREN="$CHILDREN $!"
 # query PROMQL JQ: Prometheus answers the query, and its result passes JQ.
