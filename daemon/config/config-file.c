@@ -694,6 +694,10 @@ int config_load_from(const struct config_sources *src, struct config **ret, char
 	if (p.n_errors > 0) {
 		list = take_errors(&p);
 		r = list ? -EINVAL : -ENOMEM;
+		if (list && src->keep_on_errors) {
+			*ret = p.config;
+			p.config = NULL;
+		}
 		goto out;
 	}
 	*ret = p.config;

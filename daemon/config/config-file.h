@@ -16,12 +16,15 @@ struct config_sources {
 	const char *presets;      /* packaged drop-ins, each masked by a same-named file of
 				   * dropins; NULL: none */
 	bool path_optional;       /* a main file that is not there reads as an empty one */
+	bool keep_on_errors;      /* with -EINVAL, *ret is still what parsed (a value in error
+				   * left at its default), to be checked further */
 };
 
 /* Parses the main file and then every NAME.conf of the drop-in directories,
  * in the byte order of their names, into a fresh config; the rules keep that
  * order. Drop-ins hold [program:NAME] sections only. Returns 0 and sets
- * *ret; or, when a file has errors, returns -EINVAL and sets *errors to a
+ * *ret; or, when a file has errors, returns -EINVAL (with keep_on_errors, *ret
+ * set all the same) and sets *errors to a
  * NULL-terminated, malloc'd array of every error found, each
  * "FILE:LINE: message" ("FILE: strerror" for a drop-in or directory that
  * cannot be read); or returns -errno when the main file cannot be read, with

@@ -177,8 +177,10 @@ static bool topology_spec_valid(const char *s) {
 }
 
 static int set_topology(struct assignment *a) {
-	if (!topology_spec_valid(a->value))
+	if (!topology_spec_valid(a->value)) {
+		a->config->topology_invalid = true;
 		return invalid(a, "system, xml:PATH or synthetic:STRING");
+	}
 	return set_string(&a->config->topology, a->value);
 }
 

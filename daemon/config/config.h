@@ -43,6 +43,7 @@ struct config {
 	size_t n_files, allocated_files;
 	char *socket;             /* default CONFIG_DEFAULT_SOCKET */
 	char *topology;           /* default "system" */
+	bool topology_invalid;    /* topology = had an error: the default stands in for it */
 	enum config_mode mode;    /* default enforce */
 	bool automatic;           /* the automatic policy places what no rule names; default yes */
 	uint64_t interval_usec;   /* default 1 s */

@@ -62,40 +62,79 @@ static int check_rules_fit(const struct config *c, const struct topology *t, cha
 	return n ? -EINVAL : 0;
 }
 
+/* Appends the strings of more (taken, and freed) to the list of n. */
+static int strv_extend(char ***strv, size_t *n, char **more) {
+	int r = 0;
+
+	for (char **m = more; m && *m; m++)
+		if (r >= 0)
+			r = strv_push(strv, n, *m);
+		else
+			free(*m);
+	free(more);
+	return r;
+}
+
+static size_t strv_length(char **strv) {
+	size_t n = 0;
+
+	while (strv && strv[n])
+		n++;
+	return n;
+}
+
+/* The topology c names, and whether c's rules fit it: every error in
+ * *errors (appended to what is there). */
+static int load_topology(const struct config *c, const char *path, struct topology **ret, char ***errors) {
+	size_t n = strv_length(*errors);
+	char *error = NULL, **misfits = NULL;
+	int r = topology_load(c->topology, ret, &error);
+
+	if (r < 0) {
+		char *msg = strdupf("%s: topology %s: %s", c->path ? c->path : path, c->topology,
+				    error ? error : strerror(-r));
+		free(error);
+		return strv_push(errors, &n, msg) < 0 ? -ENOMEM : -EINVAL;
+	}
+	r = check_rules_fit(c, *ret, &misfits);
+	if (strv_extend(errors, &n, misfits) < 0)
+		r = -ENOMEM;
+	if (r < 0) {
+		topology_free(*ret);
+		*ret = NULL;
+	}
+	return r;
+}
+
 int setup_load(const char *path, bool explicit_path, struct config **ret_config,
 			struct topology **ret_topology, char ***errors) {
 	struct config *c = NULL;
 	struct topology *t = NULL;
-	char *error = NULL;
 	int r;
 
 	*errors = NULL;
 	/* The default file may be missing; its drop-ins and presets still
-	 * count. A file named on the command line must be there. */
+	 * count. A file named on the command line must be there. What parsed
+	 * of a file with errors is checked against its topology too, so that
+	 * every error comes at once. */
 	r = config_load_from(&(struct config_sources){ .path = path, .presets = config_presets_for(path),
-						       .path_optional = !explicit_path },
+						       .path_optional = !explicit_path, .keep_on_errors = true },
 			     &c, errors);
+	if (r == -EINVAL && c) {
+		if (!c->topology_invalid && load_topology(c, path, &t, errors) == -ENOMEM)
+			r = -ENOMEM;
+		topology_free(t);
+		config_free(c);
+		return r;
+	}
 	if (r < 0)
 		return r;
 	if (!c->path)
 		log_notice("%s does not exist, running with the defaults and %s", path,
 			   c->n_files ? "the rules of its drop-ins" : "no rules");
-
-	r = topology_load(c->topology, &t, &error);
-	if (r < 0) {
-		size_t n = 0;
-		char *msg = strdupf("%s: topology %s: %s", c->path ? c->path : path, c->topology,
-				    error ? error : strerror(-r));
-		free(error);
-		config_free(c);
-		if (strv_push(errors, &n, msg) < 0)
-			return -ENOMEM;
-		return -EINVAL;
-	}
-	r = check_rules_fit(c, t, errors);
+	r = load_topology(c, path, &t, errors);
 	if (r < 0) {
 		config_free(c);
-		topology_free(t);
 		return r;
 	}
 	*ret_config = c;

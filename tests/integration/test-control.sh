@@ -172,6 +172,11 @@ CONF
 )
 echo "$ccx5" > "$CONF"
 check "a rule naming a CCX the topology lacks is an error with its line" sh -c "$CCXD --check-config $CONF 2>&1 | grep -q '^$CONF:6: ccx 5 does not exist'"
+echo "bogus = 1" >> "$CONF"
+check "and is reported with the file's other errors, at once" sh -c "
+	$CCXD --check-config $CONF 2>&1 | grep -q '^$CONF:6: ccx 5 does not exist' &&
+	$CCXD --check-config $CONF 2>&1 | grep -q \"^$CONF:7: unknown key 'bogus'\""
+echo "$ccx5" > "$CONF"
 # Keys that can do nothing: warned of with their line, and the file is good.
 cat > "$CONF" <<CONF
 [daemon]
