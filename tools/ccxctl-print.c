@@ -270,7 +270,7 @@ static void print_probe_line(FILE *f, json_object *status) {
 			str(p, "worker_pid"));
 	fig = get(p, "figures");
 	if (!fig || json_object_is_type(fig, json_type_null)) {
-		fprintf(f, "probe:    no figures%s%s; seatings in topology order\n", str(p, "note") ? ": " : "",
+		fprintf(f, "probe:    no figures%s%s; layouts tried in topology order\n", str(p, "note") ? ": " : "",
 			str(p, "note") ? str(p, "note") : "");
 		return;
 	}
@@ -291,7 +291,7 @@ void print_status(FILE *f, json_object *r) {
 	fprintf(f, "events:   %s%s%s; %s handled, %s lost, %s rescans\n", str(w, "source"), str(w, "note") ? ": " : "",
 		str(w, "note") ? str(w, "note") : "", str(c, "events"), str(c, "lost_events"), str(c, "rescans"));
 	print_execs(f, w);
-	fprintf(f, "pins:     %s set, %s restored, %s failed, %s taken back after a restart\n", str(c, "pins"),
+	fprintf(f, "pins:     %s set, %s restored, %s failed, %s resumed after a restart\n", str(c, "pins"),
 		str(c, "restores"), str(c, "pin_failures"), str(c, "readopted"));
 	if (str(c, "spills") && !is(c, "spills", "0"))
 		fprintf(f, "spills:   %s to another CCX while a rule's was crowded, %s back\n", str(c, "spills"),
@@ -563,14 +563,14 @@ void print_learned(FILE *f, json_object *reply) {
 
 	text_escape_json(reply);
 	if (len_of(learned) == 0) {
-		fprintf(f, "Nothing learned yet: a group's seating is remembered once it is kept.\n");
+		fprintf(f, "Nothing learned yet: a group's layout is remembered once it is kept.\n");
 		return;
 	}
 	table_add(&t, "SEATING", "PROGRAMS");
 	for (size_t i = 0; i < len_of(learned); i++)
 		table_add(&t, str(item(learned, i), "seating"), str(item(learned, i), "programs"));
 	table_print_free(f, &t);
-	fprintf(f, "\nEach set of programs, the least recently kept first, with the seating tried first when\n"
+	fprintf(f, "\nEach set of programs, the least recently kept first, with the layout tried first when\n"
 		   "they form a group again. ccxctl forget PROGRAMS forgets one (root).\n");
 }
 

@@ -366,7 +366,7 @@ static const struct command commands[] = {
 	{ "unpin",    "PID",     "restore a process's original affinity (root)", 1, 1, cmd_unpin },
 	{ "reload",   "",        "read the configuration again (root)",     0, 0, cmd_reload },
 	{ "explain",  "PID",     "why a process is placed as it is, or not", 1, 1, cmd_explain },
-	{ "learned",  "",        "the seating remembered per set of programs", 0, 0, cmd_learned },
+	{ "learned",  "",        "what won for each set of programs", 0, 0, cmd_learned },
 	{ "forget",   "PROGRAMS", "forget what was learned for PROGRAMS (root)", 1, 1, cmd_forget },
 	{ "recommend", "",       "the kept groups as rules for a drop-in",  0, 0, cmd_recommend },
 	{ "run",      "[OPTIONS] CMD...", "start a command on one CCX (--ccx N)", OWN_OPTIONS, OWN_OPTIONS, cmd_run },
@@ -379,17 +379,17 @@ static const struct command commands[] = {
 static void usage(FILE *f) {
 	fprintf(f, "Usage: ccxctl [--socket PATH] [--json] COMMAND [ARGS]\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		char left[32];
+		char left[40];
 		snprintf(left, sizeof(left), "%s %s", commands[i].name, commands[i].args);
-		fprintf(f, "  %-18s %s\n", left, commands[i].help);
+		fprintf(f, "  %-22s %s\n", left, commands[i].help);
 	}
 	fprintf(f, "\nOptions:\n"
-		   "  -s, --socket PATH   ccxd's socket (default $CCXD_SOCKET or /run/ccxd/ccxd.sock)\n"
-		   "  -j, --json[=STYLE]  print the daemon's JSON: pretty, or short (one line)\n"
-		   "  -t, --topology SPEC with 'topology' and 'run': system, xml:PATH or synthetic:STRING\n"
-		   "  -w, --watch[=SECS]  with 'status': again every SECS (default 2), until interrupted\n"
-		   "  -h, --help          print this help (after a command: that command's)\n"
-		   "  -V, --version       print ccxctl's version\n");
+		   "  -s, --socket PATH       ccxd's socket (default $CCXD_SOCKET or /run/ccxd/ccxd.sock)\n"
+		   "  -j, --json[=STYLE]      print the daemon's JSON: pretty, or short (one line)\n"
+		   "  -t, --topology SPEC     with 'topology' and 'run': system, xml:PATH or synthetic:STRING\n"
+		   "  -w, --watch[=SECS]      with 'status': again every SECS (default 2), until interrupted\n"
+		   "  -h, --help              print this help (after a command: that command's)\n"
+		   "  -V, --version           print ccxctl's version\n");
 }
 
 static const struct command *find_command(const char *name) {

@@ -133,9 +133,9 @@ static void log_verdict(const struct autoplace_group *g) {
 		log_group(g, "keep", "kept %s on CCX %d: %.1f -> %.1f MiB/s (%+.0f %%)%s", seating_to_string(g->x.seating),
 			  g->ccx, kept->evidence.before / 1048576, kept->evidence.after / 1048576,
 			  kept->evidence.gain * 100,
-			  g->x.guard ? ", as fast as before, where another seating ran clearly slower" : "");
+			  g->x.guard ? ", as fast as before, where another layout ran clearly slower" : "");
 	else
-		log_group(g, "revert", "no seating beat its rate before (%.1f MiB/s): originals back",
+		log_group(g, "revert", "no layout beat its rate before (%.1f MiB/s): originals back",
 			  g->x.n_trials ? g->x.trials[0].evidence.before / 1048576 : 0.0);
 }
 
@@ -174,7 +174,7 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 	if (!ccx)
 		return;
 	bool crowded = crowding_sample(&g->strikes, g->waited, base, &ccx[from], need, &o->crowding);
-	log_debug("Group %d: waited %.2f of the time (%.2f once seated), CCX %d has %.2f of %.0f CPUs free for %.2f%s",
+	log_debug("Group %d: waited %.2f of the time (%.2f once placed), CCX %d has %.2f of %.0f CPUs free for %.2f%s",
 		  (int)g->id, g->waited, base, from, ccx[from].cpus - ccx[from].taken, ccx[from].cpus, need,
 		  g->strikes ? " (crowded)" : "");
 	if (!crowded) {
@@ -189,7 +189,7 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 		if (autoplace_seat(a, t, g, g->x.seating) >= 0 && g->ccx != from) {
 			experiment_reseated(&g->x);
 			snprintf(g->crowding, sizeof(g->crowding), "moved: waited %.0f %% of the time on CCX %d "
-				 "(%.0f %% once seated); CCX %d had %.1f CPUs free", g->waited * 100, from, base * 100,
+				 "(%.0f %% once placed); CCX %d had %.1f CPUs free", g->waited * 100, from, base * 100,
 				 g->ccx, room);
 			log_group(g, "move", "%s", g->crowding);
 			a->stats.crowded_moves++;
@@ -197,7 +197,7 @@ static void watch_crowding(struct autoplace *a, const struct topology *t, struct
 			return;
 		}
 	}
-	snprintf(g->crowding, sizeof(g->crowding), "waited %.0f %% of the time on CCX %d (%.0f %% once seated), "
+	snprintf(g->crowding, sizeof(g->crowding), "waited %.0f %% of the time on CCX %d (%.0f %% once placed), "
 		 "and no other CCX had %.1f CPUs free", g->waited * 100, from, base * 100, need);
 	log_group(g, "release", "crowded: %s: originals back", g->crowding);
 	experiment_crowded(&g->x);
@@ -221,7 +221,7 @@ static void carry_out_intents(struct autoplace *a, const struct topology *t, str
 			}
 			r = autoplace_seat(a, t, g, i.seating);
 			if (r < 0 && r != -EXFULL && r != -EPERM && r != -ENOSPC)
-				log_debug_errno(r, "Seating group %d %s failed, leaving it out: %m", (int)g->id,
+				log_debug_errno(r, "Placing group %d as %s failed, leaving it out: %m", (int)g->id,
 						seating_to_string(i.seating));
 		} else
 			autoplace_release(a, g);

@@ -21,12 +21,12 @@ void reasons_of_group(const struct reasons_group *g, double largest_ccx, unsigne
 			snprintf(r, size, "kept on CCX %d (%s), checking again whether it is faster there than where "
 				 "its members would run by themselves", g->ccx, seating_to_string(g->x->seating));
 		else
-			snprintf(r, size, "seated on CCX %d (%s), measuring whether it is faster there", g->ccx,
+			snprintf(r, size, "placed on CCX %d (%s), measuring whether it is faster there", g->ccx,
 				 seating_to_string(g->x->seating));
 		break;
 	case EXPERIMENT_KEPT:
 		snprintf(r, size, "kept on CCX %d (%s): %s%s%s", g->ccx, seating_to_string(g->x->seating),
-			 g->x->guard ? "no seating beat its rate before, and the others ran slower"
+			 g->x->guard ? "no layout beat its rate before, and the others ran slower"
 				    : "faster there, beyond the noise",
 			 g->crowding ? "; " : "", g->crowding ? g->crowding : "");
 		break;
@@ -35,11 +35,11 @@ void reasons_of_group(const struct reasons_group *g, double largest_ccx, unsigne
 			 g->crowding ? g->crowding : "its members waited for a CPU", g->x->backoff);
 		break;
 	case EXPERIMENT_REVERTED:
-		snprintf(r, size, "put back: no seating beat its rate before%s (tried again in %u samples)",
+		snprintf(r, size, "put back: no layout beat its rate before%s (tried again in %u samples)",
 			 last ? " by min_gain and the noise" : "", g->x->backoff);
 		break;
 	case EXPERIMENT_DRY_RUN:
-		snprintf(r, size, "would be seated on CCX %d (%s); mode = dry-run moves nothing", g->ccx,
+		snprintf(r, size, "would be placed on CCX %d (%s); mode = dry-run moves nothing", g->ccx,
 			 seating_to_string(g->x->seating));
 		break;
 	case EXPERIMENT_BY_RULE:

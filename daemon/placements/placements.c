@@ -594,7 +594,7 @@ static bool return_seat(void *userdata, pid_t pid) {
 			log_warning_errno(r, "Failed to restore the affinity of process %d: %m", (int)pid);
 		return false;
 	}
-	log_debug("%s[%d] had inherited the seat of %s[%d]: its original is back", st.comm, (int)pid, mb->comm,
+	log_debug("%s[%d] had inherited the placement of %s[%d]: its original is back", st.comm, (int)pid, mb->comm,
 		  (int)mb->pid);
 	return true;
 }

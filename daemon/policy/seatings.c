@@ -52,7 +52,7 @@ int seatings_rank(const struct probe_results *r, const enum seating *allowed, si
 			p->apart = f;
 	}
 	if (!any) {
-		snprintf(p->note, sizeof(p->note), "probe of %s measured none of the seatings: topology order", p->date);
+		snprintf(p->note, sizeof(p->note), "probe of %s measured none of the layouts: topology order", p->date);
 		return -ENODATA;
 	}
 	/* Only clear wins reorder; ties keep the configured order. Beating is
@@ -90,7 +90,7 @@ int seatings_rank(const struct probe_results *r, const enum seating *allowed, si
 		len += (size_t)describe_figure(p->note + len, sizeof(p->note) - len, "apart", &p->apart);
 	if (len < sizeof(p->note))
 		snprintf(p->note + len, sizeof(p->note) - len, p->no_gain
-			 ? ": no seating differs from apart beyond the noise, so groups are not moved"
-			 : ": seatings tried in that order");
+			 ? ": no layout differs from apart beyond the noise, so groups are not moved"
+			 : ": layouts tried in that order");
 	return 0;
 }

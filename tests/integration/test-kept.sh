@@ -75,7 +75,7 @@ g=$(group_json "$P")
 echo "# moved: $(echo "$g" | jq -c '{state, ccx, waited, reason}')"
 check "still kept, with the same seating" sh -c "echo '$g' | jq -e '.state == \"kept\" and .seating == \"shared-cpu\" and .ccx == $OTHER' >/dev/null"
 check "and the reason says why, with the figures" \
-	sh -c "echo '$g' | jq -e '.reason | test(\"moved: waited [0-9]+ % of the time on CCX $HOME_CPU \\\\([0-9]+ % once seated\\\\); CCX $OTHER had [0-9.]+ CPUs free\")' >/dev/null"
+	sh -c "echo '$g' | jq -e '.reason | test(\"moved: waited [0-9]+ % of the time on CCX $HOME_CPU \\\\([0-9]+ % once placed\\\\); CCX $OTHER had [0-9.]+ CPUs free\")' >/dev/null"
 check "so does the journal" grep -qE "Group [0-9]+ \\(.*\\): moved: waited [0-9]+ % of the time on CCX $HOME_CPU" "$LOG"
 check "status counts the move" quietly jq -e '.sampling.crowded_moves == 1' <<EOF
 $(ctl --json status)
@@ -93,8 +93,8 @@ check "with every CCX crowded, the pair is put back where it was (crowded)" wait
 g=$(group_json "$P")
 echo "# put back: $(echo "$g" | jq -c '{state, ccx, reason}')"
 check "and the reason says why" \
-	sh -c "echo '$g' | jq -e '.reason | test(\"^put back: its CCX grew crowded \\\\(waited [0-9]+ % of the time on CCX $OTHER \\\\([0-9]+ % once seated\\\\), and no other CCX had [0-9.]+ CPUs free\\\\) \\\\(tried again in [0-9]+ samples\\\\)\")' >/dev/null"
-check "so does the journal" grep -qE "crowded: waited [0-9]+ % of the time on CCX $OTHER \\([0-9]+ % once seated\\), and no other CCX had" "$LOG"
+	sh -c "echo '$g' | jq -e '.reason | test(\"^put back: its CCX grew crowded \\\\(waited [0-9]+ % of the time on CCX $OTHER \\\\([0-9]+ % once placed\\\\), and no other CCX had [0-9.]+ CPUs free\\\\) \\\\(tried again in [0-9]+ samples\\\\)\")' >/dev/null"
+check "so does the journal" grep -qE "crowded: waited [0-9]+ % of the time on CCX $OTHER \\([0-9]+ % once placed\\), and no other CCX had" "$LOG"
 check "and it stays put back while crowded" always 3 back
 sig KILL "$HOG" "$HOG2"
 sig KILL "$P" "$C"

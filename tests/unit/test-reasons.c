@@ -47,18 +47,18 @@ static void the_kernels_says_whose_it_is(void) {
 static void a_move_off_a_crowded_ccx_is_said(void) {
 	struct experiment x = { .state = EXPERIMENT_KEPT, .seating = SEATING_SHARED };
 	struct reasons_group g = { .x = &x, .seen = true, .ccx = 1,
-				   .crowding = "moved: waited 57 % of the time on CCX 0 (34 % once seated); CCX 1 had "
+				   .crowding = "moved: waited 57 % of the time on CCX 0 (34 % once placed); CCX 1 had "
 					       "1.0 CPUs free" };
 	char r[256];
 
 	reasons_of_group(&g, 1.0, 3, 5, r, sizeof(r));
 	CHECK_STR(r, "kept on CCX 1 (shared-cpu): faster there, beyond the noise; moved: waited 57 % of the time on "
-		     "CCX 0 (34 % once seated); CCX 1 had 1.0 CPUs free");
+		     "CCX 0 (34 % once placed); CCX 1 had 1.0 CPUs free");
 	x.state = EXPERIMENT_CROWDED;
 	x.backoff = 60;
-	g.crowding = "waited 58 % of the time on CCX 0 (34 % once seated), and no other CCX had 1.0 CPUs free";
+	g.crowding = "waited 58 % of the time on CCX 0 (34 % once placed), and no other CCX had 1.0 CPUs free";
 	reasons_of_group(&g, 1.0, 3, 5, r, sizeof(r));
-	CHECK_STR(r, "put back: its CCX grew crowded (waited 58 % of the time on CCX 0 (34 % once seated), and no "
+	CHECK_STR(r, "put back: its CCX grew crowded (waited 58 % of the time on CCX 0 (34 % once placed), and no "
 		     "other CCX had 1.0 CPUs free) (tried again in 60 samples)");
 }
 
