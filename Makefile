@@ -22,6 +22,8 @@ SYSCONFDIR ?= /etc
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPLETIONDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPLETIONDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 DATADIR    ?= $(PREFIX)/share
 PKGDATADIR ?= $(DATADIR)/ccxd
 # The packages' presets, read with /etc/ccxd.conf and its drop-ins: built
@@ -109,6 +111,8 @@ PROGRAMS   := daemon/ccxd tools/ccxctl
 UNITS      := systemd/ccxd.service systemd/ccxd.socket systemd/ccxd-restore.service
 MAN_PAGES  := man/ccxctl.1 man/ccxd.conf.5 man/ccxd.8
 COMPLETIONS := completion/ccxctl completion/ccxd
+ZSH_COMPLETIONS := completion/_ccxctl completion/_ccxd
+FISH_COMPLETIONS := completion/ccxctl.fish completion/ccxd.fish
 
 all: $(PROGRAMS) $(HELPER_BIN)
 
@@ -252,7 +256,8 @@ check: all $(UNIT_BIN) $(FUSE_HELPER) $(if $(shell command -v $(FUZZ_CC)),fuzz-b
 
 install: $(PROGRAMS)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(BASHCOMPLETIONDIR) $(addprefix $(DESTDIR)$(MANDIR)/man,1 5 8)
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) \
+		$(DESTDIR)$(FISHCOMPLETIONDIR) $(addprefix $(DESTDIR)$(MANDIR)/man,1 5 8)
 	@# Where the administrator's drop-ins and the packages' presets go.
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/ccxd.conf.d $(DESTDIR)$(PRESETSDIR)
 	install -m 0755 daemon/ccxd $(DESTDIR)$(SBINDIR)/ccxd
@@ -274,6 +279,8 @@ install: $(PROGRAMS)
 			chmod 0644 $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
 	done
 	for c in $(COMPLETIONS); do install -m 0644 $$c $(DESTDIR)$(BASHCOMPLETIONDIR)/$${c##*/} || exit 1; done
+	for c in $(ZSH_COMPLETIONS); do install -m 0644 $$c $(DESTDIR)$(ZSHCOMPLETIONDIR)/$${c##*/} || exit 1; done
+	for c in $(FISH_COMPLETIONS); do install -m 0644 $$c $(DESTDIR)$(FISHCOMPLETIONDIR)/$${c##*/} || exit 1; done
 	@# What a package's scripts would do, on this very system only: make
 	@# the service's user, and let a running systemd see the new units.
 	@if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
@@ -286,6 +293,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS))) $(DESTDIR)$(SYSUSERSDIR)/ccxd.conf
 	rm -f $(foreach m,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPLETIONDIR)/,$(notdir $(COMPLETIONS)))
+	rm -f $(addprefix $(DESTDIR)$(ZSHCOMPLETIONDIR)/,$(notdir $(ZSH_COMPLETIONS)))
+	rm -f $(addprefix $(DESTDIR)$(FISHCOMPLETIONDIR)/,$(notdir $(FISH_COMPLETIONS)))
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ccxd.conf ] && cmp -s conf/ccxd.conf $(DESTDIR)$(SYSCONFDIR)/ccxd.conf; then \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/ccxd.conf; \
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/ccxd.conf ]; then \

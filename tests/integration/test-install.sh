@@ -7,7 +7,9 @@ check "make install into DESTDIR with PREFIX" sh -c "make -s install DESTDIR=$DE
 INSTALLED="/usr/sbin/ccxd /usr/bin/ccxctl /etc/ccxd.conf
 /usr/lib/systemd/system/ccxd.service /usr/lib/systemd/system/ccxd.socket /usr/lib/systemd/system/ccxd-restore.service /usr/lib/sysusers.d/ccxd.conf
 /usr/share/man/man8/ccxd.8 /usr/share/man/man1/ccxctl.1 /usr/share/man/man5/ccxd.conf.5
-/usr/share/bash-completion/completions/ccxctl /usr/share/bash-completion/completions/ccxd"
+/usr/share/bash-completion/completions/ccxctl /usr/share/bash-completion/completions/ccxd
+/usr/share/zsh/vendor-completions/_ccxctl /usr/share/zsh/vendor-completions/_ccxd
+/usr/share/fish/vendor_completions.d/ccxctl.fish /usr/share/fish/vendor_completions.d/ccxd.fish"
 for f in $INSTALLED; do
 	check "installs $f" test -e "$DEST$f"
 done
@@ -125,6 +127,34 @@ check "completes pin's PID" sh -c "echo ' $(complete_ccx ccxctl pin '') ' | grep
 check "completes ccxd's options" [ "$(complete_ccx ccxd --c)" = "--check-config --config " ]
 check "completes ccxd --x3d-mode's values" [ "$(complete_ccx ccxd --x3d-mode '')" = "apply restore " ]
 check "completes ccxd --config with files" [ "$(complete_ccx ccxd --config "$DEST/etc/ccxd.c")" = "$DEST/etc/ccxd.conf $DEST/etc/ccxd.conf.d " ]
+
+# zsh and fish: what they complete, asked as a user at a prompt would.
+if command -v zsh >/dev/null; then
+	zsh_says() {   # LINE PATTERN: the screen after LINE and a Tab shows PATTERN
+		PATH=$DEST/usr/bin:$DEST/usr/sbin:$PATH zsh -f "$TOP/tests/integration/comptest.zsh" \
+			"$DEST/usr/share/zsh/vendor-completions" "$1" | grep -q -- "$2"
+	}
+	check "zsh completes a command of ccxctl" zsh_says "ccxctl st" "ccxctl status"
+	check "zsh lists ccxctl's commands with what each does" zsh_says "ccxctl " "recommend *-- the kept groups as rules"
+	check "zsh completes ccxctl's options" zsh_says "ccxctl --js" "ccxctl --json"
+	check "zsh completes ccxd --x3d-mode's values" zsh_says "ccxd --x3d-mode=" "apply *restore"
+else
+	ok "zsh completion # SKIP zsh is not installed (make check installs it)"
+fi
+if command -v fish >/dev/null; then
+	fish_says() {   # LINE PATTERN: fish completes LINE with PATTERN among the candidates
+		PATH=$DEST/usr/bin:$DEST/usr/sbin:$PATH fish --no-config -c "
+			source $DEST/usr/share/fish/vendor_completions.d/ccxctl.fish
+			source $DEST/usr/share/fish/vendor_completions.d/ccxd.fish
+			complete -C '$1'" | grep -q -- "$2"
+	}
+	check "fish completes a command of ccxctl, with what it does" fish_says "ccxctl st" "^status	what ccxd placed"
+	check "fish completes ccxctl's options" fish_says "ccxctl --wa" "^--watch	"
+	check "fish completes run's command from PATH" fish_says "ccxctl run --ccx 0 ccxct" "^ccxctl	"
+	check "fish completes ccxd --x3d-mode's values" fish_says "ccxd --x3d-mode=" "^--x3d-mode=restore"
+else
+	ok "fish completion # SKIP fish is not installed (make check installs it)"
+fi
 
 echo "; edited" >> "$DEST/etc/ccxd.conf"
 echo "[program:local]" > "$DEST/etc/ccxd.conf.d/local.conf"
