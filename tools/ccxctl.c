@@ -129,7 +129,8 @@ static int show(const struct options *o, json_object *r, void (*view)(FILE *f, j
 
 /* status --watch: the status again every interval, until interrupted; on
  * a terminal in place of the last, elsewhere one after another, each
- * after a line with its time. */
+ * after a line with its time (with --json, the objects alone, one after
+ * another, for a program to read). */
 static int watch_status(const struct options *o) {
 	bool terminal = isatty(STDOUT_FILENO);
 
@@ -142,9 +143,10 @@ static int watch_status(const struct options *o) {
 		if (!r)
 			return call_failed;
 		strftime(when, sizeof(when), "%F %T", localtime(&now));
-		if (terminal)
+		if (terminal && !o->json)
 			printf("\033[H\033[2J");   /* home, then clear the screen */
-		printf("%s%s (every %.3g s; Ctrl-C ends)\n", terminal ? "" : "\n", when, o->watch_ms / 1000.0);
+		if (!o->json)
+			printf("%s%s (every %.3g s; Ctrl-C ends)\n", terminal ? "" : "\n", when, o->watch_ms / 1000.0);
 		if ((e = show(o, r, print_status)) != 0)
 			return e;
 		if (fflush(stdout) == EOF)

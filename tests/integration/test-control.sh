@@ -97,6 +97,9 @@ check "no command: the usage, exit status 2" sh -c "$CCXCTL --socket $SOCK run -
 "$CCXCTL" --socket "$SOCK" run --ccx 0 -- "$prog" 30 &
 CHILDREN="$CHILDREN $!"
 launched=$!
+# ccxctl first, then, once it has set its affinity, the program.
+is_program() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }
+check "run executes the program" wait_for 5 is_program "$launched" ccxt-prog
 check "a program a rule pins to CCX 1, started by run on CCX 0, stays there" always 2 cpus_are "$launched" 0
 check "status says it was left alone, its CPUs set by someone else" \
 	sh -c "$CCXCTL --socket $SOCK --json status | jq -e --argjson p $launched '.processes[] | select(.pid == \$p) | .reason | test(\"set by someone else\")' >/dev/null"
@@ -136,6 +139,9 @@ check "status --watch to a file prints the status again each interval, without t
 	sh -c "[ \$(grep -c '^ccxd ' $WORK/watched) -ge 2 ] && ! grep -q \"\$(printf '\\033')\" $WORK/watched"
 script -qec "timeout 3 $CCXCTL --socket $SOCK status --watch=1" /dev/null > "$WORK/watched" 2>&1
 check "on a terminal it clears the screen before each" sh -c "[ \$(grep -c \"\$(printf '\\033')\\[2J\" $WORK/watched) -ge 2 ]"
+timeout 3 "$CCXCTL" --socket "$SOCK" --json=short status --watch=1 > "$WORK/watched"
+check "status --watch --json=short: a JSON object a line, nothing else" \
+	sh -c "[ \$(wc -l < $WORK/watched) -ge 2 ] && jq -e .version $WORK/watched >/dev/null && [ \$(jq -c .version $WORK/watched | sort -u | wc -l) -eq 1 ]"
 check "--watch with another command: exit status 2" sh -c "$CCXCTL --socket $SOCK rules --watch 2>/dev/null; [ \$? -eq 2 ]"
 check "--watch of no time: exit status 2" sh -c "$CCXCTL --socket $SOCK status --watch=0 2>/dev/null; [ \$? -eq 2 ]"
 

@@ -41,7 +41,7 @@ talk() {   # KIND ARGS...: sets P and C
 # pair that came out reverted is tried anew.
 kept_pair() {
 	for try in 1 2 3; do
-		talk "${1:-pingpong}" 0 120
+		talk "${1:-pingpong}" 0 900   # killed at the end of its part: long enough however slow the machine
 		wait_for 40 settled "$P"
 		[ "$(group_state "$P")" = kept ] && return 0
 		echo "# try $try: $(group_json "$P" | jq -c '{state, trials: [.trials[] | {seating, gain, beat}]}')"

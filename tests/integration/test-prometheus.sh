@@ -28,7 +28,7 @@ start_ccxd
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # A ping-pong pair: a group with traffic, whose experiment measures a gain.
-"$TOP/tools/helpers/ccxt-talk" pingpong 0 120 > "$WORK/talk.pids" &
+"$TOP/tools/helpers/ccxt-talk" pingpong 0 900 > "$WORK/talk.pids" &   # killed at the end
 CHILDREN="$CHILDREN $!"
 wait_for 2 test -s "$WORK/talk.pids"
 read -r P C < "$WORK/talk.pids"
