@@ -188,28 +188,13 @@ static void count_state(struct metrics_count *counts, size_t n, const char *stat
 		}
 }
 
-/* "pv|yes" of "/usr/bin/pv|/usr/bin/yes": the file names alone, as status
- * gives them to anyone (the file is for anyone to read), cut to size.
- * Users name their programs: each byte but printable ASCII becomes '?', so
+/* The programs' file names alone, as status gives them to anyone (the
+ * file is for anyone to read), cut to size. Users name their programs: each byte but printable ASCII becomes '?', so
  * that a name can neither break the exposition format (which must be
  * UTF-8) nor reach a terminal as a control character through ccxctl
  * metrics, which prints the text as it is. */
 static void program_names(const char *programs, char *buf, size_t size) {
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (const char *p = programs; p && *p && len + 1 < size;) {
-		const char *end = strchr(p, '|'), *slash;
-		if (!end)
-			end = p + strlen(p);
-		slash = memrchr(p, '/', (size_t)(end - p));
-		if (slash)
-			p = slash + 1;
-		len += (size_t)snprintf(buf + len, size - len, "%s%.*s", len ? "|" : "", (int)(end - p), p);
-		p = *end ? end + 1 : end;
-	}
-	if (len >= size)
-		buf[size - 1] = '\0';
+	status_program_names(programs, buf, size);
 	for (char *c = buf; *c; c++)
 		if (*c < 0x20 || *c > 0x7e)
 			*c = '?';

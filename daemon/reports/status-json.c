@@ -156,30 +156,16 @@ static json_object *probe_evidence_json(const struct status_ranking *p) {
  * anyway. */
 static json_object *programs_json(const char *programs, bool paths) {
 	json_object *o;
-	char *names, *w;
+	char *names;
 
 	if (!programs)
 		return NULL;
 	if (paths)
 		return json_object_new_string(programs);
-	names = w = strdup(programs);
+	names = malloc(strlen(programs) + 1);
 	if (!names)
 		return NULL;
-	for (const char *p = programs; *p;) {
-		const char *end = strchr(p, '|'), *slash;
-
-		if (!end)
-			end = p + strlen(p);
-		slash = memrchr(p, '/', (size_t)(end - p));
-		if (slash)
-			p = slash + 1;
-		memmove(w, p, (size_t)(end - p));
-		w += end - p;
-		if (*end)
-			*w++ = '|';
-		p = *end ? end + 1 : end;
-	}
-	*w = '\0';
+	status_program_names(programs, names, strlen(programs) + 1);
 	o = json_object_new_string(names);
 	free(names);
 	return o;

@@ -220,6 +220,20 @@ int status_sampling(const struct autoplace *a, const struct topology *t, struct 
 	return status_ccx_load(t, st->sample, &st->ccx_load);
 }
 
+void status_program_names(const char *programs, char *buf, size_t size) {
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (const char *p = programs; p && *p && len + 1 < size;) {
+		const char *end = strchrnul(p, '|'), *slash = memrchr(p, '/', (size_t)(end - p));
+
+		if (slash)
+			p = slash + 1;
+		len += (size_t)snprintf(buf + len, size - len, "%s%.*s", len ? "|" : "", (int)(end - p), p);
+		p = *end ? end + 1 : end;
+	}
+}
+
 int status_learned(const struct autoplace *a, struct ccxd_status *st) {
 	const struct learned *l = autoplace_learned(a);
 

@@ -200,6 +200,10 @@ struct placement;
 struct placements;
 struct seatings_ranking;
 
+/* "pv|yes" of a group's programs "/usr/bin/pv|/usr/bin/yes": each by its
+ * file name alone, into buf, cut to size bytes. */
+void status_program_names(const char *programs, char *buf, size_t size);
+
 /* An entry of the table, as status and the replies to pin and unpin show it. */
 void status_process_of(const struct topology *t, const struct placement *p, struct status_process *ret);
 void status_ranking_of(const struct seatings_ranking *r, struct status_ranking *ret);

@@ -36,7 +36,9 @@ check "dpkg-buildpackage -us -uc -b builds ccxd_${VERSION}_$ARCH.deb" sh -c "[ $
 [ -s "$DEB" ] || { tail -n 30 "$SRC.log" | sed 's/^/# /'; exit 1; }
 check "with the hardening flags, and no compiler warning" sh -c "
 	grep -q -- '-D_FORTIFY_SOURCE=2' '$SRC.log' && grep -q -- '-Wl,-z,now' '$SRC.log' && ! grep -q 'warning:' '$SRC.log'"
-runuser -u nobody -- lintian --fail-on error,warning "$DEB" >"$WORK/lintian.log" 2>&1
+# As nobody, from a directory nobody may enter (not the tree's: a clone in
+# /root is root's alone).
+(cd "$WORK" && runuser -u nobody -- lintian --fail-on error,warning "$DEB") >"$WORK/lintian.log" 2>&1
 rc=$?
 check "lintian reports no error and no warning" sh -c "[ $rc -eq 0 ] && ! grep -q '^[EW]:' '$WORK/lintian.log'"
 sed 's/^/# lintian: /' "$WORK/lintian.log"
