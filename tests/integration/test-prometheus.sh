@@ -75,11 +75,13 @@ check "the group's series, with its programs and state" \
 	wait_for 5 query "ccxd_group_info{group=\"$G\"}" '.data.result[0].metric.programs == "ccxt-talk|ccxt-talk"'
 check "once its experiment is measured, its gain" \
 	wait_for 60 query "ccxd_group_gain_ratio{group=\"$G\"}" '(.data.result | length) == 1'
-# The same gain in both (a new experiment between the two reads is asked again).
+# The same gain in both, to the metric's four decimals (a new experiment
+# between the two reads is asked again).
 same_gain() {
 	query "ccxd_group_gain_ratio{group=\"$G\"}" '(.data.result | length) == 1' &&
-	[ "$(jq -r '.data.result[0].value[1] | tonumber * 100 | round' "$WORK/answer.json")" = \
-	  "$(ctl --json status | jq -r --argjson g "$G" '.groups[] | select(.id == $g) | .gain * 100 | round')" ]
+	awk -v a="$(jq -r '.data.result[0].value[1]' "$WORK/answer.json")" \
+	    -v b="$(ctl --json status | jq -r --argjson g "$G" '.groups[] | select(.id == $g) | .gain')" \
+	    'BEGIN { d = a - b; exit !(a != "" && b != "" && d < 0.0001 && d > -0.0001) }'
 }
 check "and the gain Prometheus holds is the one ccxctl status shows" wait_for 10 same_gain
 sig KILL "$P" "$C"
