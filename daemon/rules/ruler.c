@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cpulist.h"
+#include "facts.h"
 #include "log.h"
 #include "placer.h"
 #include "cgroup.h"
@@ -32,7 +33,7 @@ struct ruler {
 	cpu_set_t online;
 	const struct config *config;
 	const struct topology *topology;
-	struct cmdlines *cmdlines;  /* NULL: command lines read at once */
+	struct facts_source facts;  /* root, and the command lines' readers (NULL: read at once) */
 	struct log_ratelimit pin_lines, release_lines;
 	char last_held_rule[64];   /* the rule of the last pin held back, for the sum */
 	/* ruler_decide_ahead(): by comm, for the names a rule pins by comm alone */
@@ -48,6 +49,7 @@ int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, 
 	if (!r)
 		return -ENOMEM;
 	r->root = root;
+	r->facts.root = root;
 	r->placements = pl;
 	r->online = *online;
 	r->pin_lines = (struct log_ratelimit){ .interval_usec = PIN_LINES_INTERVAL_USEC, .burst = PIN_LINES_BURST };
@@ -57,7 +59,7 @@ int ruler_new(const char *root, struct placements *pl, const cpu_set_t *online, 
 }
 
 void ruler_read_cmdlines_with(struct ruler *r, struct cmdlines *c) {
-	r->cmdlines = c;
+	r->facts.cmdlines = c;
 }
 
 void ruler_free(struct ruler *r) {
@@ -110,139 +112,6 @@ static int allowed_cpus(const struct ruler *r, pid_t pid, cpu_set_t *ret) {
 		return e;
 	CPU_AND(ret, ret, &r->online);
 	return 0;
-}
-
-/* What was read of a process to match it against the rules: its comm, and
- * only what some rule asked for besides. */
-struct facts {
-	struct rule_identity id;
-	enum ruling_trigger trigger; /* what the decision is for: the tag of a command line read later */
-	bool pending;             /* a command line some rule needs is being read */
-	char *exe, *cmdline, *cgroup;
-	struct procfs_stat stats[RULE_ANCESTORS_MAX];     /* the ancestors' */
-	char *exes[RULE_ANCESTORS_MAX];                   /* with RULE_NEED_ANCESTOR_EXE */
-	struct rule_ancestor ancestors[RULE_ANCESTORS_MAX];
-};
-
-/* Only what is read is cleared: the arrays are filled as far as they are read
- * (a scan decides every process on the machine). */
-static void facts_init(struct facts *f, enum ruling_trigger trigger) {
-	f->id = (struct rule_identity){ .comm = NULL };
-	f->trigger = trigger;
-	f->pending = false;
-	f->exe = f->cmdline = f->cgroup = NULL;
-}
-
-static void facts_done(struct facts *f) {
-	free(f->exe);
-	free(f->cmdline);
-	free(f->cgroup);
-	for (size_t i = 0; i < f->id.n_ancestors; i++)
-		free(f->exes[i]);
-}
-
-/* Kernel threads and other users' processes may refuse: an empty string then
- * matches no glob but "*". */
-static void read_exe(const struct ruler *r, pid_t pid, struct facts *f) {
-	if (procfs_read_exe(r->root, pid, &f->exe) < 0)
-		f->exe = NULL;
-	f->id.exe = f->exe ? f->exe : "";
-}
-
-/* Through the readers off the loop where there are: a read under way
- * leaves the decision pending. Unreadable (refused, gone, or its user's
- * reads blocking) is the empty string. */
-static void read_cmdline(const struct ruler *r, const struct procfs_stat *st, struct facts *f) {
-	uid_t uid;
-	int e;
-
-	if (!r->cmdlines)
-		e = procfs_read_cmdline(r->root, st->pid, CMDLINES_MAX, &f->cmdline);
-	else if ((e = procfs_read_uid(r->root, st->pid, &uid)) >= 0)
-		e = cmdlines_get(r->cmdlines, st->pid, st->start_time, uid, (int)f->trigger, &f->cmdline);
-	if (e == -EINPROGRESS) {
-		f->pending = true;
-		return;
-	}
-	if (e < 0)
-		f->cmdline = NULL;
-	f->id.cmdline = f->cmdline ? f->cmdline : "";
-}
-
-/* The parent alone (max 1) or every ancestor, read afresh: walked up once
- * for one decision, however many rules look at it. */
-static void read_ancestors(const struct ruler *r, const struct procfs_stat *st, size_t max, struct facts *f) {
-	for (size_t i = 0; i < f->id.n_ancestors; i++) {
-		free(f->exes[i]);
-		f->exes[i] = NULL;
-	}
-	f->id.n_ancestors = procfs_read_ancestors(r->root, st, max, f->stats);
-	for (size_t i = 0; i < f->id.n_ancestors; i++) {
-		f->ancestors[i] = (struct rule_ancestor){ .pid = f->stats[i].pid, .comm = f->stats[i].comm };
-		f->exes[i] = NULL;
-	}
-	f->id.ancestors = f->ancestors;
-}
-
-/* Each checked against the start time its stat gave: an ancestor that exited
- * after its stat was read may have left its pid to a process whose exe would
- * then pass for its own. (The process decided needs no such check: its pin
- * is set through a pidfd checked against its start time.) */
-static void read_ancestor_exes(const struct ruler *r, struct facts *f) {
-	for (size_t i = 0; i < f->id.n_ancestors; i++) {
-		if (f->exes[i])
-			continue;
-		if (procfs_read_exe_of(r->root, &f->stats[i], &f->exes[i]) < 0)
-			f->exes[i] = NULL;
-		f->ancestors[i].exe = f->exes[i];
-	}
-}
-
-/* Reads what need asks for and f lacks. */
-static void gather(const struct ruler *r, const struct procfs_stat *st, unsigned need, struct facts *f) {
-	unsigned read = f->id.read;
-
-	/* The exe first: a rule whose exe glob it fails needs no command line. */
-	if ((need & RULE_NEED_EXE) && !f->id.exe)
-		read_exe(r, st->pid, f);
-	else if ((need & RULE_NEED_CMDLINE) && !f->id.cmdline)
-		read_cmdline(r, st, f);
-	if ((need & RULE_NEED_ANCESTORS) && !(read & RULE_NEED_ANCESTORS)) {
-		read_ancestors(r, st, RULE_ANCESTORS_MAX, f);
-		read |= RULE_NEED_ANCESTORS | RULE_NEED_PARENT;
-	} else if ((need & RULE_NEED_PARENT) && !(read & (RULE_NEED_PARENT | RULE_NEED_ANCESTORS))) {
-		read_ancestors(r, st, 1, f);
-		read |= RULE_NEED_PARENT;
-	}
-	/* The exes go with every ancestor read, also those read after them. */
-	if ((need | read) & RULE_NEED_ANCESTOR_EXE) {
-		read_ancestor_exes(r, f);
-		read |= RULE_NEED_ANCESTOR_EXE;
-	}
-	if ((need & RULE_NEED_CGROUP) && !(read & RULE_NEED_CGROUP)) {
-		if (cgroup_read_path(r->root, st->pid, &f->cgroup) < 0)
-			f->cgroup = NULL;
-		f->id.cgroup = f->cgroup;
-		read |= RULE_NEED_CGROUP;
-	}
-	f->id.read = read;
-}
-
-/* Reads comm, and whatever else some rule needs: a stranger no rule names
- * costs its stat file alone. Each round reads at least one more kind of fact,
- * so there are at most as many rounds as kinds. */
-static const struct rule *match_rule(const struct ruler *r, const struct procfs_stat *st, struct facts *f) {
-	const struct config *c = r->config;
-	const struct rule *rule;
-	unsigned need = 0;
-
-	f->id.comm = st->comm;
-	rule = rules_match(c->rules, c->n_rules, &f->id, &need);
-	for (int round = 0; !rule && need && !f->pending && round < 7; round++) {
-		gather(r, st, need, f);
-		rule = rules_match(c->rules, c->n_rules, &f->id, &need);
-	}
-	return rule;
 }
 
 /* What the ruling needs of st's process (p: its entry, if any). */
@@ -437,7 +306,7 @@ static int rule_process(struct ruler *r, pid_t pid, enum ruling_trigger trigger)
 		break;
 	}
 	facts_init(&facts, trigger);
-	rule = match_rule(r, &st, &facts);
+	rule = facts_match(&r->facts, r->config->rules, r->config->n_rules, &st, &facts);
 	if (rule) {
 		char matched[128];
 
@@ -455,8 +324,6 @@ static int rule_process(struct ruler *r, pid_t pid, enum ruling_trigger trigger)
 }
 
 int ruler_explain(struct ruler *r, pid_t pid, bool settle, struct rules_explanation *ret) {
-	const unsigned everything = RULE_NEED_EXE | RULE_NEED_CMDLINE | RULE_NEED_ANCESTORS | RULE_NEED_ANCESTOR_EXE |
-				    RULE_NEED_CGROUP;
 	const struct config *c = r->config;
 	struct procfs_stat st;
 	struct facts f;
@@ -465,10 +332,7 @@ int ruler_explain(struct ruler *r, pid_t pid, bool settle, struct rules_explanat
 	if (procfs_read_stat(r->root, pid, &st) < 0 || (st.flags & PROCFS_PF_KTHREAD))
 		return -ESRCH;
 	facts_init(&f, RULING_EXPLAIN);
-	f.id.comm = st.comm;
-	/* A kind of fact each round: the exe, then the command line. */
-	for (int round = 0; round < 3; round++)
-		gather(r, &st, everything, &f);
+	facts_read_all(&r->facts, &st, &f);
 	if (f.pending && !settle) {
 		facts_done(&f);
 		return -EINPROGRESS;
