@@ -596,6 +596,14 @@ long procfs_pid_max(void) {
 	return max;
 }
 
+uint64_t procfs_ticks_of_ns(uint64_t ns) {
+	static long ticks_per_s;
+
+	if (ticks_per_s <= 0)
+		ticks_per_s = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+	return ns / (1000000000 / (uint64_t)ticks_per_s);
+}
+
 unsigned procfs_pid_words(void) {
 	long max = procfs_pid_max();
 

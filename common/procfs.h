@@ -192,6 +192,10 @@ long procfs_pid_max(void);
  * 512 for the usual pid_max of 32768, 65536 (512 KiB) at most. */
 unsigned procfs_pid_words(void);
 
+/* A task's start as the kernel keeps it (start_boottime: ns after boot,
+ * as BPF programs read it) in the clock ticks of /proc/PID/stat's. */
+uint64_t procfs_ticks_of_ns(uint64_t ns);
+
 /* Reads a whole small file into buf (NUL-terminated). Returns its length or -errno. */
 ssize_t procfs_read_file(const char *path, char *buf, size_t size);
 /* A file that holds a CPU list (cpuset.cpus, /sys/devices/system/cpu/online). */

@@ -71,14 +71,16 @@ static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t ch
 	ruler_fork(m->ruler, parent_tgid, child_pid, child_tgid);
 }
 
-/* comm: the new program's, when the event told it. */
-static void exec_of(struct manager *m, pid_t tgid, const char *comm, uint64_t at_ns) {
+/* comm: the new program's, and seen, what else the event told of the
+ * process, when it did. */
+static void exec_of(struct manager *m, pid_t tgid, const char *comm, const struct placement_seen *seen,
+		    uint64_t at_ns) {
 	bool pinned;
 
 	/* Most programs are neither ccxd's already nor named by any rule: for
 	 * them comm is all there is to read. (A child that inherited a pinned
 	 * placement is adopted by the interval's sweep.) */
-	if (!ruler_exec(m->ruler, tgid, comm, m->pin_only, &pinned))
+	if (!ruler_exec(m->ruler, tgid, comm, seen, m->pin_only, &pinned))
 		return;
 	/* From the kernel's event to the pin, before the rest of the decision
 	 * (the clock read in microseconds may fall short of the event's ns). */
@@ -101,11 +103,13 @@ static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
 
 	/* Kernels before 6.6 send every kind of event, asked for or not. */
 	if (!m->execs)
-		exec_of(m, tgid, NULL, at_ns);
+		exec_of(m, tgid, NULL, NULL, at_ns);
 }
 
-static void on_exec_record(void *userdata, pid_t tgid, const char *comm, uint64_t at_ns) {
-	exec_of(userdata, tgid, comm, at_ns);
+static void on_exec_record(void *userdata, const struct execs_exec *e) {
+	struct placement_seen seen = { .mask = e->mask, .start_time = e->start_time };
+
+	exec_of(userdata, e->tgid, e->comm, &seen, e->at_ns);
 }
 
 static void on_tracked(void *userdata, pid_t pid, bool in) {

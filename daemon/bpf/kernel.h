@@ -65,6 +65,9 @@ struct pid {
 	unsigned int level;
 	struct upid numbers[1];
 } __attribute__((preserve_access_index));
+struct cpumask {
+	unsigned long bits[1];     /* as many as the kernel's NR_CPUS asks: bpf_core_field_size() */
+} __attribute__((preserve_access_index));
 struct task_struct {
 	struct thread_info thread_info;   /* its cpu, where THREAD_INFO_IN_TASK */
 	unsigned int cpu;                 /* or here (before Linux 5.16) */
@@ -74,6 +77,7 @@ struct task_struct {
 	unsigned in_execve : 1;
 	__u64 start_time;
 	__u64 start_boottime;
+	struct cpumask cpus_mask;         /* its affinity */
 	char comm[16];
 	struct files_struct *files;
 	unsigned long nvcsw, nivcsw;

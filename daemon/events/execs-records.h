@@ -23,9 +23,13 @@ struct execs_settings {
 	__u32 every;               /* report every exec at its end: some rule may name any comm */
 };
 
+#define EXECS_MASK_WORDS 16        /* cpu_set_t's 1,024 CPUs */
+
 struct execs_record {
 	__u64 at_ns;               /* CLOCK_MONOTONIC */
+	__u64 start_ns;            /* the task's start, after boot (start_boottime) */
 	__u32 tgid;
 	__u32 kind;                /* EXECS_REC_* */
 	char comm[EXECS_COMM_LEN];
+	__u64 mask[EXECS_MASK_WORDS];   /* its affinity (cpus_mask), offline CPUs included */
 };

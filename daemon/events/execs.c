@@ -55,10 +55,13 @@ struct execs {
 	struct execs_stats stats;
 };
 
+_Static_assert(sizeof(((struct execs_record *)0)->mask) == sizeof(cpu_set_t), "a record's mask is a cpu_set_t");
+
 static int on_record(void *ctx, void *data, size_t size) {
 	struct execs *x = ctx;
 	const struct execs_record *rec = data;
 	char comm[EXECS_COMM_LEN];
+	struct execs_exec e;
 
 	if (size < sizeof(*rec))
 		return 0;
@@ -68,7 +71,11 @@ static int on_record(void *ctx, void *data, size_t size) {
 		x->stats.at_end++;
 	memcpy(comm, rec->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = '\0';
-	x->handler(x->userdata, (pid_t)rec->tgid, comm, rec->at_ns);
+	e = (struct execs_exec){ .tgid = (pid_t)rec->tgid, .comm = comm, .at_ns = rec->at_ns,
+				 .start_time = procfs_ticks_of_ns(rec->start_ns) };
+	/* Both the kernel's unsigned longs, CPU n at bit n % 64 of word n / 64. */
+	memcpy(&e.mask, rec->mask, sizeof(e.mask));
+	x->handler(x->userdata, &e);
 	/* libbpf stops at a negative return, this record counted as read. */
 	return x->left && --x->left == 0 ? -EAGAIN : 0;
 }

@@ -6,6 +6,7 @@
  * refuses the programs, the proc connector's exec events stand in. */
 #pragma once
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -14,8 +15,17 @@
 #include "rules.h"
 
 /* One exec: tgid now runs the program called comm; at_ns (CLOCK_MONOTONIC)
- * is when the kernel reported it. */
-typedef void (*execs_handler)(void *userdata, pid_t tgid, const char *comm, uint64_t at_ns);
+ * is when the kernel reported it, and the task then had the affinity mask
+ * (offline CPUs included) and started at start_time (clock ticks after
+ * boot, as /proc/PID/stat says). */
+struct execs_exec {
+	pid_t tgid;
+	const char *comm;
+	uint64_t at_ns;
+	uint64_t start_time;
+	cpu_set_t mask;
+};
+typedef void (*execs_handler)(void *userdata, const struct execs_exec *e);
 
 struct execs_stats {
 	uint64_t at_rename;        /* execs reported as they named the task */

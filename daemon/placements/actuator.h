@@ -29,8 +29,9 @@ int actuator_apply(const char *root, pid_t pid, int pidfd, const cpu_set_t *mask
 int actuator_apply_each(const char *root, pid_t pid, int pidfd, const cpu_set_t *masks, size_t n_masks,
 			unsigned *next, pid_t **placed, size_t *n_placed);
 
-/* pid's main thread alone, unchecked: for the pin at exec, whose pidfd,
- * opened before, is checked when its full decision comes. */
+/* pid's main thread alone, unchecked: for the pin at exec, whose pidfd
+ * (opened before it, or after it with the start time the exec record
+ * told) is checked when its full decision comes. */
 int actuator_apply_main(pid_t pid, const cpu_set_t *mask);
 
 /* One thread of the process behind pidfd, e.g. one that was just created. */

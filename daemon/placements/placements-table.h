@@ -37,7 +37,8 @@ struct placements {
 	int log_error;             /* of the last line written, 0 or -errno: logged when it changes */
 	int exits;                 /* epoll of every entry's pidfd: readable once its process is gone */
 	struct placement_early early;  /* pid 0: none */
-	int early_pidfd;           /* opened before the early pin: the process pinned; -1 once an entry has it */
+	int early_pidfd;           /* the process pinned early (opened before the pin, or after it with
+				    * the record's start time); -1 once an entry has it */
 	void (*observer)(void *userdata, pid_t pid, bool in);
 	void *observer_data;
 };

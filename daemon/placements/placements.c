@@ -400,24 +400,33 @@ int placements_release(struct placements *pl, const struct placement *p) {
 
 /* ---- the pin at exec --------------------------------------------------- */
 
-int placements_pin_early(struct placements *pl, pid_t pid, const cpu_set_t *expected, const cpu_set_t *cpus) {
+int placements_pin_early(struct placements *pl, pid_t pid, const cpu_set_t *expected, const cpu_set_t *cpus,
+			 const struct placement_seen *seen) {
 	cpu_set_t current;
-	int fd, r;
+	int fd = -1, r = 0;
 
 	placements_settle_early(pl);
-	fd = pidfd_open(pid, 0);
-	if (fd < 0)
+	if (seen)
+		CPU_AND(&current, &seen->mask, expected);   /* as sched_getaffinity() gives it: the CPUs up */
+	else if ((fd = pidfd_open(pid, 0)) < 0)
 		return -errno;
-	r = actuator_get(pid, &current) < 0 ? -ESRCH : !CPU_EQUAL(&current, expected) ? -ESTALE : 0;
+	else if (actuator_get(pid, &current) < 0)
+		r = -ESRCH;
+	if (r == 0 && !CPU_EQUAL(&current, expected))
+		r = -ESTALE;
 	/* The main thread alone, at once: the threads it makes inherit it, and
 	 * those made already are the full decision's. */
 	if (r == 0)
 		r = actuator_apply_main(pid, cpus);
+	if (r == 0 && fd < 0 && (fd = pidfd_open(pid, 0)) < 0)
+		r = -errno;
 	if (r < 0) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return r;
 	}
-	pl->early = (struct placement_early){ .pid = pid, .original = current, .cpus = *cpus };
+	pl->early = (struct placement_early){ .pid = pid, .original = current, .cpus = *cpus,
+					      .start_time = seen ? seen->start_time : 0 };
 	pl->early_pidfd = fd;
 	return 0;
 }
@@ -432,7 +441,7 @@ const struct placement *placements_track_early(struct placements *pl, const stru
 	/* Alive now, the pidfd's process had the pid all along since it was
 	 * opened: st, read in between, is its own. */
 	if (!pl->early.pid || st->pid != pl->early.pid || pl->early_pidfd < 0 || placements_get(pl, st->pid) ||
-	    !actuator_alive(pl->early_pidfd)) {
+	    (pl->early.start_time && st->start_time != pl->early.start_time) || !actuator_alive(pl->early_pidfd)) {
 		errno = ESRCH;
 		return NULL;
 	}
@@ -457,9 +466,12 @@ void placements_settle_early(struct placements *pl) {
 	/* The entry took the pidfd over when it was made for this process. */
 	int fd = pl->early_pidfd >= 0 ? pl->early_pidfd : p ? p->pidfd : -1;
 
+	cpu_set_t now;
+
 	if (!pl->early.pid)
 		return;
-	if (fd >= 0 && !(p && p->state == PLACEMENT_PINNED) &&
+	if (fd >= 0 && !(p && p->state == PLACEMENT_PINNED) && actuator_get(pl->early.pid, &now) == 0 &&
+	    actuator_alive(fd) && CPU_EQUAL(&now, &pl->early.cpus) &&
 	    actuator_apply(pl->root, pl->early.pid, fd, &pl->early.original) == 0)
 		log_debug("Took back the early pin of %d: the rules did not keep it", (int)pl->early.pid);
 	if (pl->early_pidfd >= 0)

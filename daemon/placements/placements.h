@@ -136,28 +136,43 @@ void placements_set_reason(struct placements *pl, const struct placement *p, con
 /* ---- the pin at exec --------------------------------------------------- */
 
 /* A program a rule names by comm or exe alone is pinned as soon as its exec
- * is reported, its one thread only: the pidfd, then the affinity, and
- * everything that can wait after (the identity against its start time, the
- * threads made meanwhile, the table, the log). Its full decision comes
- * next, and either takes the pin over (placements_track_early() and
- * placements_pin(), or placements_confirm_early() when it stands as it is)
- * or leaves it to placements_settle_early(), which takes it back.
+ * is reported, its one thread only, and everything that can wait comes
+ * after (the identity against its start time, the threads made meanwhile,
+ * the table, the log). Its full decision comes next, and either takes the
+ * pin over (placements_track_early() and placements_pin(), or
+ * placements_confirm_early() when it stands as it is) or leaves it to
+ * placements_settle_early(), which takes it back.
  *
- * Pins pid's main thread to cpus when its affinity is still expected (the
- * caller decided for that one). Returns 0, -ESTALE when the affinity is
- * another, or -errno. An earlier early pin is settled first. */
-int placements_pin_early(struct placements *pl, pid_t pid, const cpu_set_t *expected, const cpu_set_t *cpus);
+ * What the kernel's record of the exec told of the process (seen): its
+ * affinity and start time then. With it the affinity is set first and the
+ * pidfd opened after, so that the pin waits for no other system call: the
+ * process still alive with that start time when its stat is read next
+ * (placements_track_early()) held the pid all along, the pin included.
+ * Without it (NULL), the pidfd is opened and the affinity read first. */
+struct placement_seen {
+	cpu_set_t mask;           /* offline CPUs included */
+	uint64_t start_time;      /* clock ticks after boot */
+};
+
+/* Pins pid's main thread to cpus when its affinity is still expected, every
+ * online CPU (the caller decided for that one). Returns 0, -ESTALE when
+ * the affinity is another, or -errno. An earlier early pin is settled
+ * first. */
+int placements_pin_early(struct placements *pl, pid_t pid, const cpu_set_t *expected, const cpu_set_t *cpus,
+			 const struct placement_seen *seen);
 
 struct placement_early {
 	pid_t pid;
 	cpu_set_t original;       /* what it had: what the caller expected */
 	cpu_set_t cpus;           /* what its main thread got */
+	uint64_t start_time;      /* what the record said; 0: unknown (the pidfd came first) */
 };
 /* The process pinned early and not settled yet, or NULL. */
 const struct placement_early *placements_early(const struct placements *pl);
 /* The entry for the process pinned early, st read after the pin: the pidfd
- * opened before the pin names it, so st is its own when it is still alive.
- * NULL with errno ESRCH when it is not, or when it has an entry already. */
+ * names it, so st is its own when it is still alive (and, with the pidfd
+ * opened after the pin, started when the record said). NULL with errno
+ * ESRCH when it is not, or when it has an entry already. */
 const struct placement *placements_track_early(struct placements *pl, const struct procfs_stat *st);
 /* p, pinned early, is pinned to cpus in full: st showed one thread, so any
  * thread made since was born with the pin, and there is nothing more to
@@ -166,7 +181,9 @@ const struct placement *placements_track_early(struct placements *pl, const stru
 bool placements_confirm_early(struct placements *pl, const struct placement *p, const struct procfs_stat *st,
 			      const cpu_set_t *cpus);
 /* Takes back an early pin that its entry does not hold as pinned: the
- * decision was not to pin after all, or never came. */
+ * decision was not to pin after all, or never came; where its main thread
+ * still has it (not where somebody set another since, nor where the pid
+ * is another process's). */
 void placements_settle_early(struct placements *pl);
 
 /* ---- children ---------------------------------------------------------- */

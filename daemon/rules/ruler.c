@@ -393,12 +393,12 @@ static bool early_cpus(const struct ruler *r, const struct rule *rule, const uns
 	return pin;
 }
 
-static void pin_early(struct ruler *r, pid_t pid, const struct rule *rule) {
+static void pin_early(struct ruler *r, pid_t pid, const struct rule *rule, const struct placement_seen *seen) {
 	unsigned *load = placed_load(r, pid);
 	cpu_set_t cpus;
 
 	if (load && early_cpus(r, rule, load, &cpus))
-		placements_pin_early(r->placements, pid, &r->online, &cpus);
+		placements_pin_early(r->placements, pid, &r->online, &cpus, seen);
 	free(load);
 }
 
@@ -500,7 +500,8 @@ static const struct exec_pin *decided_ahead(const struct ruler *r, const char *c
 	return NULL;
 }
 
-bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool ahead, bool *pinned) {
+bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, const struct placement_seen *seen, bool ahead,
+		bool *pinned) {
 	struct rule_identity id = { .comm = comm };
 	char read[PROCFS_COMM_MAX], *exe = NULL;
 	const struct exec_pin *pin = ahead ? decided_ahead(r, comm) : NULL;
@@ -513,7 +514,7 @@ bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool ahead, bool *
 	if (placements_get(r->placements, pid))
 		return true;
 	if (pin && CPU_COUNT(&pin->cpus) > 0) {
-		*pinned = placements_pin_early(r->placements, pid, &r->online, &pin->cpus) == 0;
+		*pinned = placements_pin_early(r->placements, pid, &r->online, &pin->cpus, seen) == 0;
 		return true;   /* its rule pins it: the full decision follows */
 	}
 	if (!id.comm) {
@@ -531,7 +532,7 @@ bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool ahead, bool *
 		free(exe);
 	}
 	if (rule)
-		pin_early(r, pid, rule);
+		pin_early(r, pid, rule, seen);
 	*pinned = placements_early(r->placements) && placements_early(r->placements)->pid == pid;
 	return rule || more;
 }

@@ -42,9 +42,12 @@ int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger);
  * names by comm or exe alone is pinned here already, its main thread only;
  * that evaluation completes the pin or takes it back (*pinned says whether
  * it was). comm is the new program's, as the exec event told it; NULL: it
- * is read, which is all a stranger costs. ahead: where it goes may be taken
- * from ruler_decide_ahead(), nothing having changed since. */
-bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, bool ahead, bool *pinned);
+ * is read, which is all a stranger costs. seen: what the event told of
+ * the process besides, or NULL (placements_pin_early()). ahead: where it
+ * goes may be taken from ruler_decide_ahead(), nothing having changed
+ * since. */
+bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, const struct placement_seen *seen, bool ahead,
+		bool *pinned);
 /* Decides where an exec of each name a rule pins by comm alone goes, with
  * the placements as they are, so that ruler_exec() finds it in a table:
  * for the wake-up at real-time priority, where each step between the

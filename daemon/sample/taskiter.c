@@ -269,11 +269,7 @@ int taskiter_open(const struct taskiter *it, pid_t pid, enum taskiter_kind kind)
  * kernel gives /proc/PID/stat's start time as nanoseconds since boot over
  * the length of a clock tick. */
 static bool same_process(uint64_t start_ns, uint64_t start_time) {
-	static long ticks_per_s;
-
-	if (ticks_per_s <= 0)
-		ticks_per_s = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
-	return start_ns / (1000000000 / (uint64_t)ticks_per_s) == start_time;
+	return procfs_ticks_of_ns(start_ns) == start_time;
 }
 
 static int compare_tid(const void *a, const void *b) {

@@ -284,7 +284,7 @@ static void an_exec_is_pinned_before_its_decision(void) {
 	need_two_cpus();
 	pid = spawn();
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, NULL, false, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, NULL, false, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	CHECK(placements_get(w.pl, pid) == NULL);
@@ -308,7 +308,7 @@ static void threads_made_before_the_early_pin_get_it_too(void) {
 	need_two_cpus();
 	pid = spawn_with(4, NULL);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, NULL, false, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, NULL, false, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	CHECK(!every_thread_on(pid, "1"));
@@ -330,7 +330,7 @@ static void an_early_pin_the_rules_do_not_keep_goes_back(void) {
 	need_two_cpus();
 	pid = spawn_with(1, &renamed_fd);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, NULL, false, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, NULL, false, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	if (pid > 1)
@@ -357,7 +357,7 @@ static void a_hand_set_mask_is_not_pinned_early(void) {
 	CHECK_INT(cpulist_parse("0", &zero), 0);
 	CHECK_INT(sched_setaffinity(pid, sizeof(zero), &zero), 0);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, NULL, false, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, NULL, false, &pinned));
 	CHECK(!pinned);
 	CHECK_STR(mask_of(pid), "0");
 	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
@@ -380,19 +380,19 @@ static void an_exec_decided_ahead_goes_where_the_table_says(void) {
 	world_new(&w, RULE_POLICY_PIN);
 	ruler_decide_ahead(w.ruler);
 	w.rule.ccx = zero_ccx;
-	CHECK(ruler_exec(w.ruler, pid, NAME, true, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NAME, NULL, true, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	placements_settle_early(w.pl);
 	CHECK_STR(mask_of(pid), "0-1");
 	/* Not ahead: decided on the spot. */
-	CHECK(ruler_exec(w.ruler, pid, NAME, false, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NAME, NULL, false, &pinned));
 	CHECK_STR(mask_of(pid), "0");
 	placements_settle_early(w.pl);
 	/* The rules changed: decided ahead again. */
 	ruler_use(w.ruler, w.c, w.t);
 	ruler_decide_ahead(w.ruler);
-	CHECK(ruler_exec(w.ruler, pid, NAME, true, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NAME, NULL, true, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "0");
 	placements_settle_early(w.pl);
@@ -417,13 +417,13 @@ static void ccx_auto_decided_ahead_follows_the_load(void) {
 	w.rule.ccx_auto = true;
 	ruler_use(w.ruler, w.c, w.t);
 	ruler_decide_ahead(w.ruler);
-	CHECK(ruler_exec(w.ruler, a, NAME, true, &pinned));
+	CHECK(ruler_exec(w.ruler, a, NAME, NULL, true, &pinned));
 	CHECK(pinned);
 	CHECK_INT(ruler_evaluate(w.ruler, a, RULING_EXEC), 0);
 	snprintf(first, sizeof(first), "%s", mask_of(a));
 	CHECK(strcmp(first, "0") == 0 || strcmp(first, "1") == 0);
 	ruler_decide_ahead(w.ruler);
-	CHECK(ruler_exec(w.ruler, b, NAME, true, &pinned));
+	CHECK(ruler_exec(w.ruler, b, NAME, NULL, true, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(b), strcmp(first, "0") == 0 ? "1" : "0");
 	CHECK_INT(ruler_evaluate(w.ruler, b, RULING_EXEC), 0);
@@ -446,9 +446,96 @@ static void nothing_is_pinned_ahead_in_dry_run(void) {
 	w.c->mode = CONFIG_MODE_DRY_RUN;
 	ruler_use(w.ruler, w.c, w.t);
 	ruler_decide_ahead(w.ruler);
-	CHECK(ruler_exec(w.ruler, pid, NAME, true, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NAME, NULL, true, &pinned));
 	CHECK(!pinned);
 	CHECK_STR(mask_of(pid), "0-1");
+	world_free(&w);
+	reap(pid);
+}
+
+/* What an exec record tells of pid: its affinity and start, as read now. */
+static struct placement_seen seen_of(pid_t pid) {
+	struct placement_seen seen;
+	struct procfs_stat st;
+
+	CHECK_INT(actuator_get(pid, &seen.mask), 0);
+	CHECK_INT(procfs_read_stat("", pid, &st), 0);
+	seen.start_time = st.start_time;
+	return seen;
+}
+
+/* Told the affinity and start by the record, the pin comes first and the
+ * pidfd after; the decision keeps it, with the original the record told. */
+static void an_exec_seen_by_its_record_is_pinned_first(void) {
+	struct placement_seen seen;
+	const struct placement *p;
+	bool pinned;
+	struct world w;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	seen = seen_of(pid);
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK(ruler_exec(w.ruler, pid, NULL, &seen, false, &pinned));
+	CHECK(pinned);
+	CHECK_STR(mask_of(pid), "1");
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	p = placements_get(w.pl, pid);
+	CHECK(p && p->state == PLACEMENT_PINNED && p->have_original);
+	if (p)
+		CHECK_STR(cpulist_format(&p->original, (char[CPULIST_MAX]){ 0 }, CPULIST_MAX), "0-1");
+	ruler_restore_all(w.ruler, false);
+	CHECK_STR(mask_of(pid), "0-1");
+	world_free(&w);
+	reap(pid);
+}
+
+/* A record of another process by that pid (another start time, as a pid
+ * reused between the record and the pin would show): the pin goes back
+ * and the process is not taken. A record that shows fewer CPUs than all is
+ * not pinned early. */
+static void a_record_of_another_start_or_mask_is_not_kept(void) {
+	struct placement_seen seen;
+	bool pinned;
+	struct world w;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	seen = seen_of(pid);
+	seen.start_time++;
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK(ruler_exec(w.ruler, pid, NULL, &seen, false, &pinned));
+	CHECK(pinned);
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	CHECK(placements_get(w.pl, pid) == NULL);
+	CHECK_STR(mask_of(pid), "0-1");
+	seen = seen_of(pid);
+	CPU_CLR(1, &seen.mask);
+	CHECK(ruler_exec(w.ruler, pid, NULL, &seen, false, &pinned));
+	CHECK(!pinned);
+	CHECK_STR(mask_of(pid), "0-1");
+	world_free(&w);
+	reap(pid);
+}
+
+/* An early pin taken back leaves a mask somebody set since alone. */
+static void taking_an_early_pin_back_leaves_another_mask_alone(void) {
+	cpu_set_t zero;
+	bool pinned;
+	struct world w;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK(ruler_exec(w.ruler, pid, NULL, NULL, false, &pinned));
+	CHECK(pinned);
+	CHECK_INT(cpulist_parse("0", &zero), 0);
+	CHECK_INT(sched_setaffinity(pid, sizeof(zero), &zero), 0);
+	placements_settle_early(w.pl);
+	CHECK_STR(mask_of(pid), "0");
 	world_free(&w);
 	reap(pid);
 }
@@ -463,7 +550,7 @@ static void a_stranger_is_not_looked_at_further(void) {
 	pid = spawn();
 	world_new(&w, RULE_POLICY_PIN);
 	w.rule.name = "ccxt-nobody";
-	CHECK(!ruler_exec(w.ruler, pid, NULL, false, &pinned));
+	CHECK(!ruler_exec(w.ruler, pid, NULL, NULL, false, &pinned));
 	CHECK(!pinned);
 	CHECK_STR(mask_of(pid), "0-1");
 	w.rule.name = NAME;
@@ -477,4 +564,5 @@ TEST_MAIN(T(a_rule_pins_and_gives_back), T(a_rule_takes_a_seat_with_the_true_ori
 	  T(threads_made_before_the_early_pin_get_it_too), T(an_early_pin_the_rules_do_not_keep_goes_back),
 	  T(a_hand_set_mask_is_not_pinned_early), T(an_exec_decided_ahead_goes_where_the_table_says),
 	  T(ccx_auto_decided_ahead_follows_the_load), T(nothing_is_pinned_ahead_in_dry_run),
-	  T(a_stranger_is_not_looked_at_further))
+	  T(an_exec_seen_by_its_record_is_pinned_first), T(a_record_of_another_start_or_mask_is_not_kept),
+	  T(taking_an_early_pin_back_leaves_another_mask_alone), T(a_stranger_is_not_looked_at_further))

@@ -3,9 +3,10 @@
 # each exec of a program a rule names, when the exec programs' record asked
 # for ccxd's wake-up (the ring's wake-up is deferred work, an irq_work the
 # CPU raises by an interrupt to itself), when that work ran and woke ccxd,
-# when ccxd got the CPU, when its wait returned, and its pidfd_open(),
-# sched_getaffinity() and sched_setaffinity(). Prints the median and p90 of
-# each time from the execve, and of each link, over EXECS execs.
+# when ccxd got the CPU, when its wait returned, and its
+# sched_setaffinity() (the record tells the affinity and start time, and
+# the pidfd is opened after). Prints the median and p90 of each time from
+# the execve, and of each link, over EXECS execs.
 #
 #   tools/bench/exec-path.sh [EXECS] [KIND] [CCXD]
 #       (root; default 200 dynamic-spin-busy ./daemon/ccxd; KIND as in
@@ -83,7 +84,7 @@ enable ipi/ipi_send_cpu
 enable irq_vectors/irq_work_entry
 enable sched/sched_wakeup "pid == $DAEMON_PID"
 enable sched/sched_switch "next_pid == $DAEMON_PID"
-for e in sys_exit_poll sys_exit_epoll_wait sys_enter_pidfd_open sys_enter_sched_getaffinity sys_enter_sched_setaffinity; do
+for e in sys_exit_poll sys_exit_epoll_wait sys_enter_sched_setaffinity; do
 	enable "syscalls/$e" "common_pid == $DAEMON_PID"
 done
 tools/helpers/ccxt-exec latency "$N" "$WORK/bin/ccxt-bench" 1 "$mode" $TRACE/trace_pipe > "$WORK/latency"
@@ -110,9 +111,7 @@ function flush() { if (n_ex && ("setaffinity" in t)) { for (k in t) d[k, n_ok] =
 	else if (ev == "sched_wakeup:" && ("record" in t)) at("woken")
 	else if (ev == "sched_switch:" && ("woken" in t)) at("running")
 	else if (p == ccxd && ev ~ /^sys_(poll|epoll_wait)$/ && ("running" in t)) at("wait_returns")
-	else if (p == ccxd && ev ~ /^sys_pidfd_open\(/ && ("running" in t)) at("pidfd_open")
-	else if (p == ccxd && ev ~ /^sys_sched_getaffinity\(/ && ("pidfd_open" in t)) at("getaffinity")
-	else if (p == ccxd && ev ~ /^sys_sched_setaffinity\(/ && ("running" in t)) at("setaffinity")
+	else if (p == ccxd && ev ~ /^sys_sched_setaffinity\(/ && ("wait_returns" in t)) at("setaffinity")
 }
 function pct(key, from, q,    m, v, i, j, x) {
 	m = 0
@@ -122,12 +121,12 @@ function pct(key, from, q,    m, v, i, j, x) {
 }
 END {
 	flush()
-	split("execve record irq_work woken running wait_returns pidfd_open getaffinity setaffinity", step, " ")
-	split("the execve|the record asks for the wake-up (the exec programs, at task_rename)|the irq_work runs (an interrupt the CPU sent itself)|ccxd woken|ccxd gets the CPU|its wait returns|pidfd_open()|sched_getaffinity()|sched_setaffinity()", what, "|")
+	split("execve record irq_work woken running wait_returns setaffinity", step, " ")
+	split("the execve|the record asks for the wake-up (the exec programs, at task_rename)|the irq_work runs (an interrupt the CPU sent itself)|ccxd woken|ccxd gets the CPU|its wait returns|sched_setaffinity()", what, "|")
 	printf "%d execs of %d traced whole.\n\n", n_ok, n_ex
 	print "| step | from the execve, p50 | p90 | from the step before, p50 | p90 |"
 	print "|---|---|---|---|---|"
-	for (s = 2; s <= 9; s++)
+	for (s = 2; s <= 7; s++)
 		printf "| %s | %s | %s | %s | %s |\n", what[s], pct(step[s], "execve", 0.5), pct(step[s], "execve", 0.9),
 			pct(step[s], step[s - 1], 0.5), pct(step[s], step[s - 1], 0.9)
 }' "$WORK/trace"

@@ -76,9 +76,11 @@ static int is_known(__u32 tgid) {
 	return bits && (*bits >> (tgid % 64)) & 1;
 }
 
-static void report(__u32 tgid, __u32 kind, const struct execs_name *name) {
+/* task: the current one. Its affinity and start go with the record, so that
+ * ccxd pins it first and opens its pidfd after (placements.h). */
+static void report(struct task_struct *task, __u32 tgid, __u32 kind, const struct execs_name *name) {
 	struct execs_record *rec = bpf_ringbuf_reserve(&records, sizeof(*rec), 0);
-	__u32 zero = 0;
+	__u32 zero = 0, size = bpf_core_field_size(task->cpus_mask);
 
 	if (!rec) {
 		__u64 *n = bpf_map_lookup_elem(&dropped, &zero);
@@ -87,9 +89,14 @@ static void report(__u32 tgid, __u32 kind, const struct execs_name *name) {
 		return;
 	}
 	rec->at_ns = bpf_ktime_get_ns();
+	rec->start_ns = BPF_CORE_READ(task, start_boottime);
 	rec->tgid = tgid;
 	rec->kind = kind;
 	__builtin_memcpy(rec->comm, name->comm, sizeof(rec->comm));
+	__builtin_memset(rec->mask, 0, sizeof(rec->mask));
+	if (size > sizeof(rec->mask))
+		size = sizeof(rec->mask);
+	bpf_probe_read_kernel(rec->mask, size, &task->cpus_mask);
 	bpf_ringbuf_submit(rec, 0);
 }
 
@@ -112,7 +119,7 @@ int on_rename(struct bpf_raw_tracepoint_args *ctx) {
 		return 0;
 	start = BPF_CORE_READ(task, start_time);
 	bpf_map_update_elem(&renamed, &(__u32){ (__u32)id }, &start, BPF_ANY);
-	report((__u32)id, EXECS_REC_RENAME, &name);
+	report(task, (__u32)id, EXECS_REC_RENAME, &name);
 	return 0;
 }
 
@@ -135,7 +142,7 @@ int on_exec_end(struct bpf_raw_tracepoint_args *ctx) {
 	}
 	bpf_get_current_comm(name.comm, EXECS_COMM_LEN);
 	if ((s && s->every) || is_known(tgid) || bpf_map_lookup_elem(&names, &name))
-		report(tgid, EXECS_REC_END, &name);
+		report(task, tgid, EXECS_REC_END, &name);
 	return 0;
 }
 
