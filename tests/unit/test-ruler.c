@@ -273,18 +273,31 @@ static void released_by_hand_until_it_executes(void) {
 	reap(pid);
 }
 
-/* The main thread is pinned by ruler_exec() itself, before anything else
- * is read; the decision that follows keeps the original it had. */
-static void an_exec_is_pinned_before_its_decision(void) {
+/* What an exec record tells of pid: its affinity and start, as read now. */
+static struct placement_seen seen_of(pid_t pid) {
+	struct placement_seen seen;
+	struct procfs_stat st;
+
+	CHECK_INT(actuator_get(pid, &seen.mask), 0);
+	CHECK_INT(procfs_read_stat("", pid, &st), 0);
+	seen.start_time = st.start_time;
+	return seen;
+}
+
+/* An exec pinned by ruler_exec() and kept by its decision, with the
+ * original it had; told by a record (with_record) or not. */
+static void pinned_at_exec_and_kept(bool with_record) {
+	struct placement_seen seen;
+	const struct placement *p;
 	bool pinned;
 	struct world w;
-	const struct placement *p;
 	pid_t pid;
 
 	need_two_cpus();
 	pid = spawn();
+	seen = seen_of(pid);
 	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, NULL, NULL, false, &pinned));
+	CHECK(ruler_exec(w.ruler, pid, NULL, with_record ? &seen : NULL, false, &pinned));
 	CHECK(pinned);
 	CHECK_STR(mask_of(pid), "1");
 	CHECK(placements_get(w.pl, pid) == NULL);
@@ -297,6 +310,19 @@ static void an_exec_is_pinned_before_its_decision(void) {
 	CHECK_STR(mask_of(pid), "0-1");
 	world_free(&w);
 	reap(pid);
+}
+
+/* The main thread is pinned by ruler_exec() itself, before anything else
+ * is read (the pidfd and the affinity first); the decision that follows
+ * keeps the original it had. */
+static void an_exec_is_pinned_before_its_decision(void) {
+	pinned_at_exec_and_kept(false);
+}
+
+/* Told the affinity and start by the record, the pin comes first and the
+ * pidfd after. */
+static void an_exec_seen_by_its_record_is_pinned_first(void) {
+	pinned_at_exec_and_kept(true);
 }
 
 /* Threads made before the early pin get it from the decision. */
@@ -448,44 +474,6 @@ static void nothing_is_pinned_ahead_in_dry_run(void) {
 	ruler_decide_ahead(w.ruler);
 	CHECK(ruler_exec(w.ruler, pid, NAME, NULL, true, &pinned));
 	CHECK(!pinned);
-	CHECK_STR(mask_of(pid), "0-1");
-	world_free(&w);
-	reap(pid);
-}
-
-/* What an exec record tells of pid: its affinity and start, as read now. */
-static struct placement_seen seen_of(pid_t pid) {
-	struct placement_seen seen;
-	struct procfs_stat st;
-
-	CHECK_INT(actuator_get(pid, &seen.mask), 0);
-	CHECK_INT(procfs_read_stat("", pid, &st), 0);
-	seen.start_time = st.start_time;
-	return seen;
-}
-
-/* Told the affinity and start by the record, the pin comes first and the
- * pidfd after; the decision keeps it, with the original the record told. */
-static void an_exec_seen_by_its_record_is_pinned_first(void) {
-	struct placement_seen seen;
-	const struct placement *p;
-	bool pinned;
-	struct world w;
-	pid_t pid;
-
-	need_two_cpus();
-	pid = spawn();
-	seen = seen_of(pid);
-	world_new(&w, RULE_POLICY_PIN);
-	CHECK(ruler_exec(w.ruler, pid, NULL, &seen, false, &pinned));
-	CHECK(pinned);
-	CHECK_STR(mask_of(pid), "1");
-	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
-	p = placements_get(w.pl, pid);
-	CHECK(p && p->state == PLACEMENT_PINNED && p->have_original);
-	if (p)
-		CHECK_STR(cpulist_format(&p->original, (char[CPULIST_MAX]){ 0 }, CPULIST_MAX), "0-1");
-	ruler_restore_all(w.ruler, false);
 	CHECK_STR(mask_of(pid), "0-1");
 	world_free(&w);
 	reap(pid);
