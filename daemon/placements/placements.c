@@ -418,8 +418,12 @@ int placements_pin_early(struct placements *pl, pid_t pid, const cpu_set_t *expe
 	 * those made already are the full decision's. */
 	if (r == 0)
 		r = actuator_apply_main(pid, cpus);
-	if (r == 0 && fd < 0 && (fd = pidfd_open(pid, 0)) < 0)
+	if (r == 0 && fd < 0 && (fd = pidfd_open(pid, 0)) < 0) {
 		r = -errno;
+		/* Not gone, but not to be held (out of descriptors): not kept. */
+		if (r != -ESRCH)
+			actuator_apply_main(pid, &current);
+	}
 	if (r < 0) {
 		if (fd >= 0)
 			close(fd);

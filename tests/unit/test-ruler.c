@@ -5,6 +5,7 @@
  * decision, which completes the pin or takes it back. Needs CPUs 0 and 1. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -508,6 +510,39 @@ static void a_record_of_another_start_or_mask_is_not_kept(void) {
 	reap(pid);
 }
 
+/* Pinned first, a process whose pidfd cannot be opened after (no
+ * descriptor left) is not kept: the pin goes back at once. */
+static void a_pin_without_its_pidfd_goes_back(void) {
+	struct placement_seen seen;
+	struct rlimit old, few;
+	int fds[64], n = 0;
+	bool pinned;
+	struct world w;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	seen = seen_of(pid);
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK_INT(getrlimit(RLIMIT_NOFILE, &old), 0);
+	few = old;
+	fds[0] = open("/dev/null", O_RDONLY);   /* the lowest free descriptor: none left past it */
+	CHECK(fds[0] >= 0);
+	few.rlim_cur = (rlim_t)fds[0];
+	close(fds[0]);
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &few), 0);
+	while (n < 64 && (fds[n] = open("/dev/null", O_RDONLY)) >= 0)
+		n++;
+	CHECK(ruler_exec(w.ruler, pid, NAME, &seen, false, &pinned));
+	while (n > 0)
+		close(fds[--n]);
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &old), 0);
+	CHECK(!pinned);
+	CHECK_STR(mask_of(pid), "0-1");
+	world_free(&w);
+	reap(pid);
+}
+
 /* An early pin taken back leaves a mask somebody set since alone. */
 static void taking_an_early_pin_back_leaves_another_mask_alone(void) {
 	cpu_set_t zero;
@@ -553,4 +588,5 @@ TEST_MAIN(T(a_rule_pins_and_gives_back), T(a_rule_takes_a_seat_with_the_true_ori
 	  T(a_hand_set_mask_is_not_pinned_early), T(an_exec_decided_ahead_goes_where_the_table_says),
 	  T(ccx_auto_decided_ahead_follows_the_load), T(nothing_is_pinned_ahead_in_dry_run),
 	  T(an_exec_seen_by_its_record_is_pinned_first), T(a_record_of_another_start_or_mask_is_not_kept),
-	  T(taking_an_early_pin_back_leaves_another_mask_alone), T(a_stranger_is_not_looked_at_further))
+	  T(a_pin_without_its_pidfd_goes_back), T(taking_an_early_pin_back_leaves_another_mask_alone),
+	  T(a_stranger_is_not_looked_at_further))
