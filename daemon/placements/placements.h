@@ -147,7 +147,8 @@ void placements_set_reason(struct placements *pl, const struct placement *p, con
  * affinity and start time then. With it the affinity is set first and the
  * pidfd opened after, so that the pin waits for no other system call: the
  * process still alive with that start time when its stat is read next
- * (placements_track_early()) held the pid all along, the pin included.
+ * (placements_track_early()) held the pid all along, the pin included;
+ * one whose pidfd cannot be opened then gets its affinity back at once.
  * Without it (NULL), the pidfd is opened and the affinity read first. */
 struct placement_seen {
 	cpu_set_t mask;           /* offline CPUs included */
