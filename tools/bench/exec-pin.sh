@@ -31,7 +31,8 @@
 # else.
 #
 # Figures: the median over the rounds of each round's p50 and p90; each
-# round's p50 of ccxd (a round that waited for a timer tick stands out);
+# round's p50 of ccxd (a round that waited for a timer tick stands out),
+# and its ratio to that round's floor p50;
 # and the share of all execs pinned within twice the floor's p50 of their
 # round. CPU: the daemon's on-CPU time and the time it waited for a CPU
 # while runnable (/proc/PID/task/*/schedstat) over the matched execs, per
@@ -219,7 +220,7 @@ echo
 LATENCY_ROLES=$(echo $ROLES | sed 's/floor //')
 head="| target | floor p50 | floor p90 |"; line="|---|---|---|"
 for d in $LATENCY_ROLES; do head="$head $d p50 | $d p90 | $d within 2x |"; line="$line---|---|---|"; done
-echo "$head ccxd's own p50, p90 | ccxd's p50 by round | ccxd/floor p50, p90 |$([ "$HAVE_TUNED" = yes ] && echo " ccxd/tuned p50, p90 |")"
+echo "$head ccxd's own p50, p90 | ccxd's p50 by round (/ that round's floor p50) | ccxd/floor p50, p90 |$([ "$HAVE_TUNED" = yes ] && echo " ccxd/tuned p50, p90 |")"
 echo "$line---|---|---|$([ "$HAVE_TUNED" = yes ] && echo "---|")"
 # own KIND FIELD: the median over rounds of ccxd's own exec_pins figure
 own() { for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$2" "$WORK/out/pins.ccxd.$1.$r"; done | median; }
@@ -230,7 +231,12 @@ within() {
 		sed 's/^\(timeout\|untraced\)$/1000000/' "$WORK/out/$1.$2.$r" | awk -v f="$f" '{n++; if ($1 <= 2 * f) w++} END {print w + 0, n}'
 	done | awk '{w += $1; n += $2} END {printf "%d %%", 100 * w / n}'
 }
-byround() { for r in $(seq 1 "$ROUNDS"); do percentile 0.5 < "$WORK/out/ccxd.$1.$r"; done | tr '\n' ' ' | sed 's/ $//'; }
+# byround KIND: ccxd's p50 of each round, and its ratio to that round's floor p50
+byround() {
+	for r in $(seq 1 "$ROUNDS"); do
+		echo "$(percentile 0.5 < "$WORK/out/ccxd.$1.$r") $(percentile 0.5 < "$WORK/out/floor.$1.$r")"
+	done | awk '{printf "%s%s (%s)", (NR > 1 ? " " : ""), $1, ($2 > 0 ? sprintf("%.2f", $1 / $2) : "-")}'
+}
 for k in $KINDS; do
 	f50=$(stat floor $k 0.5); f90=$(stat floor $k 0.9)
 	row="| $k | $f50 | $f90 |"
