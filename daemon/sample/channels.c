@@ -208,7 +208,10 @@ struct share {
  * other channels, and a channel carries what the busier of its ends
  * counted. Not the lesser: one end may move its bytes with splice(2) or
  * sendfile(2), which the counters do not see (pv reads its pipe that way).
- * The middle stage of a pipeline writes one pipe and reads another: each
+ * An end that splices sleeps on the pipe, though: where one seldom wakes,
+ * what it counted bounds what a one-way pipe carried (a loop that never
+ * reads the pipe on its stdin counted the reads of its start, its
+ * libraries, while the writer streams into /dev/null). The middle stage of a pipeline writes one pipe and reads another: each
  * gets all of its writes, or all of its reads. But a pipe carries nothing
  * unless both ends show they used it (bytes, or wake-ups for one that
  * splices): a process writing to a file or to
@@ -222,6 +225,18 @@ struct share {
  * program that splices wakes far more often; one that just started may
  * sleep a few times on its first page faults, which is no use of a pipe. */
 #define CHANNELS_USE_WAKEUPS 20.0
+
+/* What a one-way pipe in use carried: the busier end's count, at most
+ * that of an end that wakes too seldom to splice. */
+static double pipe_bytes(double out, double out_wakes, double in, double in_wakes) {
+	double bytes = out > in ? out : in;
+
+	if (out_wakes < CHANNELS_USE_WAKEUPS && out < bytes)
+		bytes = out;
+	if (in_wakes < CHANNELS_USE_WAKEUPS && in < bytes)
+		bytes = in;
+	return bytes;
+}
 
 void channels_share_bytes(struct sampler_result *res) {
 	struct share *share = calloc(res->n_procs ? res->n_procs : 1, sizeof(*share));
@@ -273,9 +288,10 @@ void channels_share_bytes(struct sampler_result *res) {
 			c->bytes_per_s = c->messages_per_s = 0;
 			continue;
 		}
-		c->bytes_per_s = a_out > b_in ? a_out : b_in;
 		if (two_way)
-			c->bytes_per_s += b_out > a_in ? b_out : a_in;
+			c->bytes_per_s = (a_out > b_in ? a_out : b_in) + (b_out > a_in ? b_out : a_in);
+		else
+			c->bytes_per_s = pipe_bytes(a_out, a_wakes, b_in, b_wakes);
 	}
 	free(share);
 }
