@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,25 +63,46 @@ int cpulist_parse(const char *s, cpu_set_t *ret) {
 	return 0;
 }
 
+/* cpu_set_t is an array of unsigned longs: read a word of 64 CPUs at a
+ * time, as a set of 1,024 holds mostly empty ones (status, the ledger and
+ * every log line format sets). */
+#define WORD_BITS (8 * sizeof(unsigned long))
+
+static unsigned long word(const cpu_set_t *set, unsigned i) {
+	unsigned long w;
+
+	memcpy(&w, (const char *)set + i * sizeof(w), sizeof(w));
+	return w;
+}
+
+/* The first CPU from c on that is in set (in) or not (!in); CPU_SETSIZE
+ * where none is. */
+static unsigned next_cpu(const cpu_set_t *set, unsigned c, bool in) {
+	while (c < CPU_SETSIZE) {
+		unsigned long w = in ? word(set, c / WORD_BITS) : ~word(set, c / WORD_BITS);
+
+		w &= ~0UL << (c % WORD_BITS);
+		if (w)
+			return c - c % WORD_BITS + (unsigned)__builtin_ctzl(w);
+		c += WORD_BITS - c % WORD_BITS;
+	}
+	return CPU_SETSIZE;
+}
+
 char *cpulist_format(const cpu_set_t *set, char *buf, size_t size) {
 	size_t len = 0;
-	int first = 1;
 
 	if (size == 0)
 		return buf;
 	buf[0] = '\0';
-	for (unsigned c = 0; c < CPU_SETSIZE; c++) {
-		unsigned last = c;
+	for (unsigned c = next_cpu(set, 0, true); c < CPU_SETSIZE;) {
+		unsigned end = next_cpu(set, c, false);
 		int n;
 
-		if (!CPU_ISSET(c, set))
-			continue;
-		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
-			last++;
-		if (last == c)
-			n = snprintf(buf + len, size - len, "%s%u", first ? "" : ",", c);
+		if (end == c + 1)
+			n = snprintf(buf + len, size - len, "%s%u", len ? "," : "", c);
 		else
-			n = snprintf(buf + len, size - len, "%s%u-%u", first ? "" : ",", c, last);
+			n = snprintf(buf + len, size - len, "%s%u-%u", len ? "," : "", c, end - 1);
 		if (n < 0 || (size_t)n >= size - len) {
 			/* Mark the cut so that nobody mistakes it for the whole set. */
 			if (size >= 4)
@@ -88,8 +110,7 @@ char *cpulist_format(const cpu_set_t *set, char *buf, size_t size) {
 			return buf;
 		}
 		len += (size_t)n;
-		first = 0;
-		c = last;
+		c = next_cpu(set, end, true);
 	}
 	return buf;
 }
@@ -116,9 +137,11 @@ char *cpulist_format_hex(const cpu_set_t *set, char *buf, size_t size) {
 }
 
 int cpulist_last(const cpu_set_t *set) {
-	for (int c = CPU_SETSIZE - 1; c >= 0; c--)
-		if (CPU_ISSET((size_t)c, set))
-			return c;
+	for (unsigned i = CPU_SETSIZE / WORD_BITS; i-- > 0;) {
+		unsigned long w = word(set, i);
+		if (w)
+			return (int)(i * WORD_BITS + WORD_BITS - 1 - (unsigned)__builtin_clzl(w));
+	}
 	return -1;
 }
 

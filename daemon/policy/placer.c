@@ -103,6 +103,10 @@ bool placer_rule_balances(const struct rule *r) {
 	return (r->policy == RULE_POLICY_PIN && r->ccx_auto) || r->policy == RULE_POLICY_COMPACT;
 }
 
+bool placer_rule_weighs_load(const struct rule *r) {
+	return r->ccx_auto || r->n_ccx > 1;
+}
+
 int placer_rule_cpus(const struct topology *t, const struct rule *r, const struct placer_context *ctx,
 		     cpu_set_t *ret, unsigned *ccx) {
 	unsigned *order;

@@ -29,6 +29,10 @@ int placer_rule_candidates(const struct topology *t, const struct rule *r,
  * CCXs (ccx = auto, policy = compact), the least loaded among equals. */
 bool placer_rule_balances(const struct rule *r);
 
+/* Whether the load bears on anything r decides: it has CCXs to order
+ * (ccx = auto, or more than one listed). With one CCX listed it is none. */
+bool placer_rule_weighs_load(const struct rule *r);
+
 /* The CPUs a process matched by r gets: for policy pin, every listed CCX (or
  * the best one for ccx = auto); for compact, the best listed CCX; for spread,
  * all of them (placer_spread_sets() says which thread gets which). With

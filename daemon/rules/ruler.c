@@ -86,8 +86,8 @@ static bool placed(const struct placement *p) {
 }
 
 /* What the rules placed on each CCX, but the process being decided: the
- * load that ccx = auto balances. A process on several CCXs (spread, or pin
- * with a list) is on none of them alone. */
+ * load that orders a rule's CCXs. A process on several CCXs (spread, or
+ * pin with a list) is on none of them alone. */
 static unsigned *placed_load(const struct ruler *r, pid_t except) {
 	unsigned *load = calloc(r->topology->n_ccx ? r->topology->n_ccx : 1, sizeof(*load));
 
@@ -98,6 +98,16 @@ static unsigned *placed_load(const struct ruler *r, pid_t except) {
 			load[ccx[0]]++;
 	}
 	return load;
+}
+
+/* The load for rule's decision on every process but except, in *ret: NULL
+ * where rule does not weigh it (ccx = 1), which spares a storm of its
+ * execs a count of the whole table at each. 0, or -ENOMEM. */
+static int load_for(const struct ruler *r, const struct rule *rule, pid_t except, unsigned **ret) {
+	bool weighs = placer_rule_weighs_load(rule);
+
+	*ret = weighs ? placed_load(r, except) : NULL;
+	return weighs && !*ret ? -ENOMEM : 0;
 }
 
 /* The CPUs a process may have at most: its cgroup cpuset, or every online CPU. */
@@ -159,9 +169,10 @@ static int decide(struct ruler *r, const struct procfs_stat *st, const struct pl
 		placements_remove(r->placements, st->pid);
 		return e;
 	}
-	load = placed_load(r, st->pid);
+	e = load_for(r, rule, st->pid, &load);
 	ctx.load = load;
-	e = load ? ruling_decide(rule, s, &ctx, ruling) : -ENOMEM;
+	if (e >= 0)
+		e = ruling_decide(rule, s, &ctx, ruling);
 	free(load);
 	if (e < 0)
 		log_error_errno(e, "Out of memory deciding %s[%d] under rule %s", st->comm, (int)st->pid, rule->name);
@@ -394,10 +405,10 @@ static bool early_cpus(const struct ruler *r, const struct rule *rule, const uns
 }
 
 static void pin_early(struct ruler *r, pid_t pid, const struct rule *rule, const struct placement_seen *seen) {
-	unsigned *load = placed_load(r, pid);
+	unsigned *load;
 	cpu_set_t cpus;
 
-	if (load && early_cpus(r, rule, load, &cpus))
+	if (load_for(r, rule, pid, &load) >= 0 && early_cpus(r, rule, load, &cpus))
 		placements_pin_early(r->placements, pid, &r->online, &cpus, seen);
 	free(load);
 }

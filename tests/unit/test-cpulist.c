@@ -21,6 +21,35 @@ static void parses_and_formats_ranges(void) {
 	roundtrip("0,2,4,6", "0,2,4,6");
 	roundtrip("1023", "1023");
 	roundtrip("0-1023", "0-1023");
+	/* Ranges across the words of 64 CPUs the sets are read in. */
+	roundtrip("63-64", "63-64");
+	roundtrip("0,63,64,127-128,1000-1023", "0,63-64,127-128,1000-1023");
+	roundtrip("62-65,191,192", "62-65,191-192");
+	roundtrip("64-127", "64-127");
+}
+
+/* Sets of every density, formatted and parsed back: the same set, and
+ * the last CPU in it found. */
+static void formats_what_it_parses(void) {
+	unsigned seed = 1;
+
+	for (unsigned i = 0; i < 2000; i++) {
+		cpu_set_t set, back;
+		char buf[8192];
+		int last = -1;
+
+		CPU_ZERO(&set);
+		for (unsigned c = 0; c < CPU_SETSIZE; c++) {
+			seed = seed * 1103515245 + 12345;
+			if ((seed >> 16) % 64 < i % 65) {
+				CPU_SET(c, &set);
+				last = (int)c;
+			}
+		}
+		CHECK_INT(cpulist_parse(cpulist_format(&set, buf, sizeof(buf)), &back), 0);
+		CHECK(CPU_EQUAL(&set, &back));
+		CHECK_INT(cpulist_last(&set), last);
+	}
 }
 
 static void rejects_malformed_lists(void) {
@@ -73,5 +102,5 @@ static void subset_and_last(void) {
 	CHECK_INT(cpulist_last(&a), -1);
 }
 
-TEST_MAIN(T(parses_and_formats_ranges), T(rejects_malformed_lists), T(truncates_visibly),
+TEST_MAIN(T(parses_and_formats_ranges), T(formats_what_it_parses), T(rejects_malformed_lists), T(truncates_visibly),
 	  T(formats_hex_like_taskset), T(subset_and_last))

@@ -50,6 +50,35 @@ static void compact_auto_takes_the_least_loaded_ccx(void) {
 	topology_free(t);
 }
 
+/* ccxd counts the load only for a rule that weighs it: with one CCX
+ * listed, no load changes what any policy gives, so none is counted. */
+static void one_listed_ccx_weighs_no_load(void) {
+	struct topology *t = test_topology_file("amd-epyc-7742-2s.xml");
+	static const enum rule_policy policies[] = { RULE_POLICY_PIN, RULE_POLICY_COMPACT, RULE_POLICY_SPREAD };
+	unsigned one[] = { 3 }, two[] = { 3, 5 }, *load = calloc(t->n_ccx, sizeof(*load)), ccx;
+	struct rule compact = { .name = "x", .ccx = two, .n_ccx = 2, .policy = RULE_POLICY_COMPACT };
+	cpu_set_t cpus;
+
+	for (unsigned i = 0; i < t->n_ccx; i++)
+		load[i] = i == 3 ? 50 : 0;
+	for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+		struct rule r = { .name = "x", .ccx = one, .n_ccx = 1, .policy = policies[i] };
+		cpu_set_t with, without;
+
+		CHECK(!placer_rule_weighs_load(&r));
+		CHECK_INT(placer_rule_cpus(t, &r, &(struct placer_context){ load, t->n_ccx, NULL }, &with, &ccx), 0);
+		CHECK_INT(placer_rule_cpus(t, &r, NULL, &without, &ccx), 0);
+		CHECK(CPU_EQUAL(&with, &without));
+	}
+	/* Two listed, or ccx = auto: the least loaded among equals. */
+	CHECK(placer_rule_weighs_load(&compact));
+	CHECK_INT(placer_rule_cpus(t, &compact, &(struct placer_context){ load, t->n_ccx, NULL }, &cpus, &ccx), 0);
+	CHECK_INT(ccx, 5);
+	CHECK(placer_rule_weighs_load(&(struct rule){ .name = "x", .ccx_auto = true, .policy = RULE_POLICY_PIN }));
+	free(load);
+	topology_free(t);
+}
+
 static void auto_honours_the_cpuset(void) {
 	struct topology *t = test_topology_file("amd-ryzen7-1800x.xml");
 	struct rule r = { .name = "x", .ccx_auto = true, .policy = RULE_POLICY_COMPACT };
@@ -377,7 +406,7 @@ static void room_is_counted_as_the_seating_counts_it(void) {
 }
 
 TEST_MAIN(T(seatings_on_a_zen1_ccx), T(seatings_for_busy_threads), T(load_of_each_ccx_from_its_cpus),
-	  T(a_ccx_busy_with_other_load_is_avoided), T(no_smt_without_siblings), T(pin_takes_every_listed_ccx), T(smt_avoid_takes_one_pu_per_core), T(compact_auto_takes_the_least_loaded_ccx),
+	  T(a_ccx_busy_with_other_load_is_avoided), T(no_smt_without_siblings), T(pin_takes_every_listed_ccx), T(smt_avoid_takes_one_pu_per_core), T(compact_auto_takes_the_least_loaded_ccx), T(one_listed_ccx_weighs_no_load),
 	  T(auto_honours_the_cpuset), T(prefer_cache_and_frequency_on_an_x3d), T(spread_gives_each_ccx_a_set),
 	  T(missing_ccx_is_an_error), T(groups_go_where_there_is_room), T(groups_avoid_busy_ccxs),
 	  T(more_groups_than_ccxs), T(prefer_frequency_follows_known_clocks), T(ccxs_with_local_memory_come_first),

@@ -1,0 +1,119 @@
+#!/bin/sh
+# ccxd's CPU per exec of a program a rule pins, as its table of pinned
+# processes grows: with none, and with HELD programs of that rule asleep
+# and pinned all along. For this build and, given BEFORE (another ccxd
+# binary: the build before a change), that one, in alternating rounds.
+# Prints a Markdown report.
+#
+#   tools/bench/exec-table.sh [ROUNDS] [EXECS] [HELD] [BEFORE]
+#       (root; default 3 100 400 "")
+#
+# Each exec is a copy of ccxt-exec under the rule's name, run one at a
+# time (ccxt-exec latency: computing, killed 40 ms later), so that ccxd
+# wakes for each: a storm, where ccxd reads several records a wake-up
+# once it falls behind, shares its wake-ups out and hides what each exec
+# costs. The CPU is ccxd's on-CPU time (/proc/PID/task/*/schedstat) over
+# the EXECS execs, per exec, the interval's own work in those windows
+# included; each figure is the median over the rounds.
+set -eu
+cd "$(dirname "$0")/../.."
+ROUNDS=${1:-3}
+N=${2:-100}
+HELD=${3:-400}
+BEFORE=${4:-}
+[ "$(id -u)" -eq 0 ] || { echo "exec-table.sh needs root" >&2; exit 1; }
+make -s all >/dev/null
+for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+
+WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
+DAEMON_PID=
+HELD_PIDS=
+stop_held() {
+	for h in $HELD_PIDS; do
+		case "$h" in '' | *[!0-9]* | 0 | 1) ;; *) kill "$h" 2>/dev/null || true ;; esac
+	done
+	for h in $HELD_PIDS; do
+		case "$h" in '' | *[!0-9]* | 0 | 1) ;; *) wait "$h" 2>/dev/null || true ;; esac
+	done
+	HELD_PIDS=
+}
+stop_daemon() {
+	case "$DAEMON_PID" in
+	'' | *[!0-9]* | 0 | 1) ;;
+	*) kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null || true ;;
+	esac
+	DAEMON_PID=
+}
+cleanup() {
+	stop_held
+	stop_daemon
+	rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+EXEC=tools/helpers/ccxt-exec
+cp "$EXEC" "$WORK/ccxt-bench"
+ROLES="ccxd"
+[ -n "$BEFORE" ] && ROLES="$ROLES before"
+
+cat > "$WORK/ccxd.conf" <<CONF
+[daemon]
+socket = $WORK/ccxd.sock
+topology = synthetic:pack:1 l3:2 core:1 pu:1
+
+[program:ccxt-bench]
+ccx = 1
+CONF
+
+schedstat() { cat /proc/"$1"/task/*/schedstat | awk '{c += $1} END {printf "%d", c}'; }
+median() { sort -n | awk '{a[++n] = $1} END {print n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2}'; }
+# pinned: how many processes ccxd holds pinned
+pinned() {
+	./tools/ccxctl --socket "$WORK/ccxd.sock" --json status | jq '[.processes[] | select(.state == "pinned")] | length'
+}
+
+# measure ROLE ROUND HELD: ccxd's CPU per exec with HELD pinned programs asleep
+measure() {
+	nice -n -5 "$([ "$1" = before ] && echo "$BEFORE" || echo ./daemon/ccxd)" --config "$WORK/ccxd.conf" \
+		>/dev/null 2>>"$WORK/ccxd.log" &
+	DAEMON_PID=$!
+	i=0
+	until ./tools/ccxctl --socket "$WORK/ccxd.sock" version >/dev/null 2>&1; do
+		i=$((i + 1)); [ $i -lt 200 ] || { echo "ccxd did not start" >&2; exit 1; }; sleep 0.05
+	done
+	sleep 1.2    # past the proc connector's acknowledgement
+	for h in $(seq 1 "$3"); do
+		"$WORK/ccxt-bench" hold &
+		HELD_PIDS="$HELD_PIDS $!"
+	done
+	i=0
+	until [ "$(pinned)" -ge "$3" ]; do
+		i=$((i + 1)); [ $i -lt 100 ] || { echo "ccxd did not pin the $3 held programs" >&2; exit 1; }; sleep 0.1
+	done
+	before=$(schedstat "$DAEMON_PID")
+	$EXEC latency "$N" "$WORK/ccxt-bench" 1 spin > "$WORK/latency"
+	after=$(schedstat "$DAEMON_PID")
+	echo "$before $after" | awk -v n="$N" '{printf "%.1f\n", ($2 - $1) / n / 1000}' > "$WORK/out.$1.$3.$2"
+	stop_held
+	stop_daemon
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+	for held in 0 "$HELD"; do
+		for role in $ROLES; do measure "$role" "$r" "$held"; done
+		ROLES=$(echo "$ROLES" | awk '{for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "")}')
+	done
+done
+
+echo "Machine: $(nproc) CPUs, $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+echo "Command: tools/bench/exec-table.sh $ROUNDS $N $HELD ($(date -u +%Y-%m-%d)); ccxd $(./daemon/ccxd --version | cut -d' ' -f2)"
+echo
+echo "| ccxd | CPU us per exec, none held | CPU us per exec, $HELD held | by round, none | by round, $HELD |"
+echo "|---|---|---|---|---|"
+for role in ccxd before; do
+	case " $ROLES " in *" $role "*) ;; *) continue ;; esac
+	none=$(for r in $(seq 1 "$ROUNDS"); do cat "$WORK/out.$role.0.$r"; done | median)
+	held=$(for r in $(seq 1 "$ROUNDS"); do cat "$WORK/out.$role.$HELD.$r"; done | median)
+	by_none=$(for r in $(seq 1 "$ROUNDS"); do cat "$WORK/out.$role.0.$r"; done | tr '\n' ' ')
+	by_held=$(for r in $(seq 1 "$ROUNDS"); do cat "$WORK/out.$role.$HELD.$r"; done | tr '\n' ' ')
+	echo "| $([ "$role" = before ] && echo "$BEFORE" || echo "this build") | $none | $held | $by_none| $by_held|"
+done
