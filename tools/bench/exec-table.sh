@@ -8,13 +8,15 @@
 #   tools/bench/exec-table.sh [ROUNDS] [EXECS] [HELD] [BEFORE]
 #       (root; default 3 100 400 "")
 #
-# Each exec is a copy of ccxt-exec under the rule's name, run one at a
-# time (ccxt-exec latency: computing, killed 40 ms later), so that ccxd
-# wakes for each: a storm, where ccxd reads several records a wake-up
-# once it falls behind, shares its wake-ups out and hides what each exec
-# costs. The CPU is ccxd's on-CPU time (/proc/PID/task/*/schedstat) over
-# the EXECS execs, per exec, the interval's own work in those windows
-# included; each figure is the median over the rounds.
+# Paced: EXECS execs of a copy of ccxt-exec under the rule's name, one at
+# a time (ccxt-exec latency: computing, killed 40 ms later), so that ccxd
+# wakes for each. Storm: 10 times as many, as fast as they come, exiting
+# at once; where ccxd falls behind it reads several records a wake-up and
+# shares each wake-up's cost out, so its wake-ups per exec are shown too.
+# The CPU is ccxd's on-CPU time (/proc/PID/task/*/schedstat) over the
+# execs, per exec, the interval's own work in those windows included; the
+# wake-ups its voluntary context switches. Each figure is the median over
+# the rounds.
 set -eu
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-3}
@@ -65,6 +67,7 @@ ccx = 1
 CONF
 
 schedstat() { cat /proc/"$1"/task/*/schedstat | awk '{c += $1} END {printf "%d", c}'; }
+wakeups() { awk '/^voluntary_ctxt_switches/ {print $2}' /proc/"$1"/status; }
 median() { sort -n | awk '{a[++n] = $1} END {print n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2}'; }
 # pinned: how many processes ccxd holds pinned
 pinned() {
@@ -89,10 +92,13 @@ measure() {
 	until [ "$(pinned)" -ge "$3" ]; do
 		i=$((i + 1)); [ $i -lt 100 ] || { echo "ccxd did not pin the $3 held programs" >&2; exit 1; }; sleep 0.1
 	done
-	before=$(schedstat "$DAEMON_PID")
+	set -- "$@" "$(schedstat "$DAEMON_PID")"
 	$EXEC latency "$N" "$WORK/ccxt-bench" 1 spin > "$WORK/latency"
-	after=$(schedstat "$DAEMON_PID")
-	echo "$before $after" | awk -v n="$N" '{printf "%.1f\n", ($2 - $1) / n / 1000}' > "$WORK/out.$1.$3.$2"
+	set -- "$@" "$(schedstat "$DAEMON_PID")" "$(wakeups "$DAEMON_PID")"
+	$EXEC storm $((N * 10)) "$WORK/ccxt-bench"
+	set -- "$@" "$(schedstat "$DAEMON_PID")" "$(wakeups "$DAEMON_PID")"
+	echo "$4 $5 $6 $7 $8" | awk -v n="$N" '{printf "%.1f %.1f %.2f\n", ($2 - $1) / n / 1000,
+		($4 - $2) / n / 10000, ($5 - $3) / n / 10}' > "$WORK/out.$1.$3.$2"
 	stop_held
 	stop_daemon
 }
@@ -107,13 +113,17 @@ done
 echo "Machine: $(nproc) CPUs, $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 echo "Command: tools/bench/exec-table.sh $ROUNDS $N $HELD ($(date -u +%Y-%m-%d)); ccxd $(./daemon/ccxd --version | cut -d' ' -f2)"
 echo
-echo "| ccxd | CPU us per exec, none held | CPU us per exec, $HELD held | by round, none | by round, $HELD |"
-echo "|---|---|---|---|---|"
+# column ROLE HELD FIELD: that figure's median over the rounds; rounds: each
+column() {
+	for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$3" "$WORK/out.$1.$2.$r"; done | median
+}
+rounds() { for r in $(seq 1 "$ROUNDS"); do cut -d' ' -f"$3" "$WORK/out.$1.$2.$r"; done | tr '\n' ' ' | sed 's/ $//'; }
+echo "| ccxd | table | paced: CPU us per exec | by round | storm: CPU us per exec | wake-ups per exec |"
+echo "|---|---|---|---|---|---|"
 for role in ccxd before; do
 	case " $ROLES " in *" $role "*) ;; *) continue ;; esac
-	none=$(for r in $(seq 1 "$ROUNDS"); do cat "$WORK/out.$role.0.$r"; done | median)
-	held=$(for r in $(seq 1 "$ROUNDS"); do cat "$WORK/out.$role.$HELD.$r"; done | median)
-	by_none=$(for r in $(seq 1 "$ROUNDS"); do cat "$WORK/out.$role.0.$r"; done | tr '\n' ' ')
-	by_held=$(for r in $(seq 1 "$ROUNDS"); do cat "$WORK/out.$role.$HELD.$r"; done | tr '\n' ' ')
-	echo "| $([ "$role" = before ] && echo "$BEFORE" || echo "this build") | $none | $held | $by_none| $by_held|"
+	for held in 0 "$HELD"; do
+		echo "| $([ "$role" = before ] && echo "$BEFORE" || echo "this build") | $held held |" \
+			"$(column $role $held 1) | $(rounds $role $held 1) | $(column $role $held 2) | $(column $role $held 3) |"
+	done
 done
