@@ -630,8 +630,9 @@ static int loop(struct manager *m) {
 			/* Ready to epoll, but nothing for sd-event: sleep next. */
 			polled = r == 0;
 		} else if (r == 0) {
-			polled = false;
 			r = wait_at_real_time(m);
+			/* Its last look found nothing ready either: sleep next. */
+			polled = r == 0;
 		}
 		if (r > 0)
 			r = sd_event_dispatch(e);
