@@ -24,28 +24,18 @@ N=${2:-60}
 BEFORE=${3:-}
 HOGS=${4:-0}
 KIND=${5:-threads}
-[ "$(id -u)" -eq 0 ] || { echo "exec-burst.sh needs root" >&2; exit 1; }
-make -s all >/dev/null
-for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+. tools/bench/lib.sh
+bench_init exec-burst.sh
 
-WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
 DAEMON_PID=
 SIDE_PIDS=
-stop_daemon() {
-	for p in $SIDE_PIDS; do
-		case "$p" in
-		'' | *[!0-9]* | 0 | 1) ;;
-		*) kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true ;;
-		esac
-	done
+stop_run() {
+	for p in $SIDE_PIDS; do kill_pid "$p"; done
 	SIDE_PIDS=
-	case "$DAEMON_PID" in
-	'' | *[!0-9]* | 0 | 1) ;;
-	*) kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null || true ;;
-	esac
+	kill_pid "$DAEMON_PID"
 	DAEMON_PID=
 }
-trap 'stop_daemon; rm -rf "$WORK"' EXIT INT TERM
+trap 'stop_run; rm -rf "$WORK"' EXIT INT TERM
 cp tools/helpers/ccxt-exec "$WORK/ccxt-burst"
 cp tools/helpers/ccxt-exec "$WORK/ccxt-hog"
 cat > "$WORK/ccxd.conf" <<CONF
@@ -83,11 +73,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	for run in $RUNS; do
 		$(how "$run") --config "$WORK/ccxd.conf" >/dev/null 2>>"$WORK/ccxd.log" &
 		DAEMON_PID=$!
-		i=0
-		until ./tools/ccxctl --socket "$WORK/ccxd.sock" version >/dev/null 2>&1; do
-			i=$((i + 1)); [ $i -lt 200 ] || { echo "ccxd did not start" >&2; exit 1; }; sleep 0.05
-		done
-		sleep 1.2    # past the proc connector's acknowledgement
+		wait_ccxd "$WORK/ccxd.sock"
 		for h in $(seq 1 "$HOGS"); do
 			"$WORK/ccxt-hog" spin &
 			SIDE_PIDS="$SIDE_PIDS $!"
@@ -101,7 +87,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		done
 		./tools/ccxctl --socket "$WORK/ccxd.sock" --json status |
 			jq -r '.exec_pins | "\(.p50_usec) \(.p90_usec) \(.max_usec)"' > "$WORK/$run.$r"
-		stop_daemon
+		stop_run
 	done
 done
 

@@ -25,20 +25,11 @@ ROUNDS=${1:-3}
 SECONDS_=${2:-20}
 FORKERS=${3:-$(( $(nproc) * 6 ))}
 BEFORE=${4:-}
-[ "$(id -u)" -eq 0 ] || { echo "exec-flood.sh needs root" >&2; exit 1; }
-make -s all >/dev/null
-for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+. tools/bench/lib.sh
+bench_init exec-flood.sh
 
-WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
 chmod 755 "$WORK"
 DAEMON_PID=
-stop_daemon() {
-	case "$DAEMON_PID" in
-	'' | *[!0-9]* | 0 | 1) ;;
-	*) kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null || true ;;
-	esac
-	DAEMON_PID=
-}
 trap 'stop_daemon; rm -rf "$WORK"' EXIT INT TERM
 cp tools/helpers/ccxt-exec "$WORK/ccxt-exec"
 cp tools/helpers/ccxt-exec "$WORK/ccxt-flood"
@@ -75,11 +66,7 @@ flood() {
 		[ "$run" = before ] && bin=$BEFORE
 		nice -n -5 "$bin" --config "$WORK/ccxd.conf" >/dev/null 2>"$WORK/$run.$r.log" &
 		DAEMON_PID=$!
-		i=0
-		until ctl version >/dev/null 2>&1; do
-			i=$((i + 1)); [ $i -lt 200 ] || { echo "ccxd did not start" >&2; exit 1; }; sleep 0.05
-		done
-		sleep 1.2
+		wait_ccxd "$WORK/ccxd.sock"
 		pins0=$(ctl --json status | jq .counters.pins)
 		ns0=$(awk '{print $1}' "/proc/$DAEMON_PID/schedstat")
 	fi

@@ -22,16 +22,12 @@ cd "$(dirname "$0")/../.."
 N=${1:-200}
 KIND=${2:-dynamic-spin-busy}
 CCXD=${3:-./daemon/ccxd}
-[ "$(id -u)" -eq 0 ] || { echo "exec-path.sh needs root" >&2; exit 1; }
-make -s all >/dev/null
-for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+. tools/bench/lib.sh
+bench_init exec-path.sh
 
 TRACE=/sys/kernel/tracing
 INSTANCE=$TRACE/instances/ccxd-exec-path
-WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
 DAEMON_PID= HOGS=
-# kill_pid PID: a pid of ours, never 0, 1 or empty
-kill_pid() { case "$1" in '' | *[!0-9]* | 0 | 1) ;; *) kill "$1" 2>/dev/null && wait "$1" 2>/dev/null || true ;; esac; }
 cleanup() {
 	for h in $HOGS; do kill_pid "$h"; done
 	kill_pid "$DAEMON_PID"
@@ -46,21 +42,10 @@ linkage=${KIND%%-*} mode=${KIND#*-}; mode=${mode%-busy}
 mkdir "$WORK/bin"
 cp "tools/helpers/ccxt-exec$([ "$linkage" = dynamic ] && echo -dynamic)" "$WORK/bin/ccxt-bench"
 cp tools/helpers/ccxt-exec "$WORK/ccxt-hog"
-cat > "$WORK/ccxd.conf" <<CONF
-[daemon]
-socket = $WORK/ccxd.sock
-topology = synthetic:pack:1 l3:2 core:1 pu:1
-
-[program:ccxt-bench]
-ccx = 1
-CONF
+rule_conf ccxt-bench
 nice -n -5 "$CCXD" --config "$WORK/ccxd.conf" >/dev/null 2>"$WORK/ccxd.log" &
 DAEMON_PID=$!
-i=0
-until ./tools/ccxctl --socket "$WORK/ccxd.sock" version >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -lt 200 ] || { echo "ccxd did not start" >&2; exit 1; }; sleep 0.05
-done
-sleep 1.2    # past the proc connector's acknowledgement
+wait_ccxd "$WORK/ccxd.sock"
 case $KIND in *-busy) for i in 1 2; do "$WORK/ccxt-hog" spin & HOGS="$HOGS $!"; done; sleep 0.2 ;; esac
 
 # ccxt-exec reads its sched_setaffinity() calls from the main buffer; the

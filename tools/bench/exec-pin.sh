@@ -47,25 +47,14 @@ N=${2:-200}
 STORM=${3:-2000}
 BEFORE=${4:-}
 KINDS=${5:-static-hold static-spin dynamic-hold dynamic-spin dynamic-threads static-spin-busy dynamic-spin-busy dynamic-hold-busy}
-[ "$(id -u)" -eq 0 ] || { echo "exec-pin.sh needs root" >&2; exit 1; }
-make -s all >/dev/null
-for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+. tools/bench/lib.sh
+bench_init exec-pin.sh
 
-WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
 DAEMON_PID=
 HOGS=
 stop_hogs() {
-	for h in $HOGS; do
-		case "$h" in '' | *[!0-9]* | 0 | 1) ;; *) kill "$h" 2>/dev/null && wait "$h" 2>/dev/null || true ;; esac
-	done
+	for h in $HOGS; do kill_pid "$h"; done
 	HOGS=
-}
-stop_daemon() {
-	case "$DAEMON_PID" in
-	'' | *[!0-9]* | 0 | 1) ;;
-	*) kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null || true ;;
-	esac
-	DAEMON_PID=
 }
 TRACE=/sys/kernel/tracing
 cleanup() {
@@ -119,22 +108,11 @@ median() { sort -n | awk '{a[++n] = $1} END {print n % 2 ? a[(n + 1) / 2] : (a[n
 
 # start_ccxd ROLE: this ccxd, or the one given as BEFORE
 start_ccxd() {
-	cat > "$WORK/ccxd.conf" <<CONF
-[daemon]
-socket = $WORK/ccxd.sock
-topology = synthetic:pack:1 l3:2 core:1 pu:1
-
-[program:ccxt-bench]
-ccx = 1
-CONF
+	rule_conf ccxt-bench
 	nice -n -5 "$([ "$1" = before ] && echo "$BEFORE" || echo ./daemon/ccxd)" --config "$WORK/ccxd.conf" \
 		>/dev/null 2>>"$WORK/ccxd.log" &
 	DAEMON_PID=$!
-	i=0
-	until ./tools/ccxctl --socket "$WORK/ccxd.sock" version >/dev/null 2>&1; do
-		i=$((i + 1)); [ $i -lt 200 ] || { echo "ccxd did not start" >&2; exit 1; }; sleep 0.05
-	done
-	sleep 1.2    # past the proc connector's acknowledgement
+	wait_ccxd "$WORK/ccxd.sock"
 }
 
 start_perf() {

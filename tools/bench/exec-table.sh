@@ -23,28 +23,14 @@ ROUNDS=${1:-3}
 N=${2:-100}
 HELD=${3:-400}
 BEFORE=${4:-}
-[ "$(id -u)" -eq 0 ] || { echo "exec-table.sh needs root" >&2; exit 1; }
-make -s all >/dev/null
-for v in $(env | sed -n 's/^\(CCXD_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+. tools/bench/lib.sh
+bench_init exec-table.sh
 
-WORK=$(mktemp -d /tmp/ccxd-bench.XXXXXX)
 DAEMON_PID=
 HELD_PIDS=
 stop_held() {
-	for h in $HELD_PIDS; do
-		case "$h" in '' | *[!0-9]* | 0 | 1) ;; *) kill "$h" 2>/dev/null || true ;; esac
-	done
-	for h in $HELD_PIDS; do
-		case "$h" in '' | *[!0-9]* | 0 | 1) ;; *) wait "$h" 2>/dev/null || true ;; esac
-	done
+	for h in $HELD_PIDS; do kill_pid "$h"; done
 	HELD_PIDS=
-}
-stop_daemon() {
-	case "$DAEMON_PID" in
-	'' | *[!0-9]* | 0 | 1) ;;
-	*) kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null || true ;;
-	esac
-	DAEMON_PID=
 }
 cleanup() {
 	stop_held
@@ -57,14 +43,7 @@ cp "$EXEC" "$WORK/ccxt-bench"
 ROLES="ccxd"
 [ -n "$BEFORE" ] && ROLES="$ROLES before"
 
-cat > "$WORK/ccxd.conf" <<CONF
-[daemon]
-socket = $WORK/ccxd.sock
-topology = synthetic:pack:1 l3:2 core:1 pu:1
-
-[program:ccxt-bench]
-ccx = 1
-CONF
+rule_conf ccxt-bench
 
 schedstat() { cat /proc/"$1"/task/*/schedstat | awk '{c += $1} END {printf "%d", c}'; }
 wakeups() { awk '/^voluntary_ctxt_switches/ {print $2}' /proc/"$1"/status; }
@@ -79,11 +58,7 @@ measure() {
 	nice -n -5 "$([ "$1" = before ] && echo "$BEFORE" || echo ./daemon/ccxd)" --config "$WORK/ccxd.conf" \
 		>/dev/null 2>>"$WORK/ccxd.log" &
 	DAEMON_PID=$!
-	i=0
-	until ./tools/ccxctl --socket "$WORK/ccxd.sock" version >/dev/null 2>&1; do
-		i=$((i + 1)); [ $i -lt 200 ] || { echo "ccxd did not start" >&2; exit 1; }; sleep 0.05
-	done
-	sleep 1.2    # past the proc connector's acknowledgement
+	wait_ccxd "$WORK/ccxd.sock"
 	for h in $(seq 1 "$3"); do
 		"$WORK/ccxt-bench" hold &
 		HELD_PIDS="$HELD_PIDS $!"
