@@ -71,6 +71,14 @@ static void on_fork(void *userdata, pid_t parent_tgid, pid_t child_pid, pid_t ch
 	ruler_fork(m->ruler, parent_tgid, child_pid, child_tgid);
 }
 
+/* From the kernel's event at at_ns to the pin, before the rest of the
+ * decision (the clock read in microseconds may fall short of the event's ns). */
+static void note_exec_pin(struct manager *m, uint64_t at_ns) {
+	uint64_t now_ns = util_usec(CLOCK_MONOTONIC) * 1000;
+
+	latencies_add(&m->exec_pins, now_ns > at_ns ? (now_ns - at_ns) / 1000 : 0);
+}
+
 /* comm: the new program's, and seen, what else the event told of the
  * process, when it did. */
 static void exec_of(struct manager *m, pid_t tgid, const char *comm, const struct placement_seen *seen,
@@ -82,12 +90,8 @@ static void exec_of(struct manager *m, pid_t tgid, const char *comm, const struc
 	 * placement is adopted by the interval's sweep.) */
 	if (!ruler_exec(m->ruler, tgid, comm, seen, m->pin_only, &pinned))
 		return;
-	/* From the kernel's event to the pin, before the rest of the decision
-	 * (the clock read in microseconds may fall short of the event's ns). */
-	if (pinned) {
-		uint64_t now_ns = util_usec(CLOCK_MONOTONIC) * 1000;
-		latencies_add(&m->exec_pins, now_ns > at_ns ? (now_ns - at_ns) / 1000 : 0);
-	}
+	if (pinned)
+		note_exec_pin(m, at_ns);
 	/* At real-time priority (one record a wake-up) the pin is all: the
 	 * decision reads /proc and walks the table, and waits for the
 	 * normal policy. */
@@ -107,9 +111,17 @@ static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
 }
 
 static void on_exec_record(void *userdata, const struct execs_exec *e) {
+	struct manager *m = userdata;
 	struct placement_seen seen = { .mask = e->mask, .start_time = e->start_time };
 
-	exec_of(userdata, e->tgid, e->comm, &seen, e->at_ns);
+	if (!e->entering) {
+		exec_of(m, e->tgid, e->comm, &seen, e->at_ns);
+		return;
+	}
+	/* The exec has begun: the pin now, while it runs; the decision when
+	 * it has named the task (its rename's record). */
+	if (ruler_exec_entering(m->ruler, e->tgid, e->comm, &seen))
+		note_exec_pin(m, e->at_ns);
 }
 
 static void on_tracked(void *userdata, pid_t pid, bool in) {
@@ -280,6 +292,8 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *userdata) {
 
 	(void)s;
 	placements_reap(m->placements);
+	/* A pin as an exec began whose rename never came: its original back. */
+	placements_settle_early(m->placements);
 	if (m->execs)
 		execs_catch_up(m->execs);
 	if (m->execs && execs_dropped(m->execs) > 0) {

@@ -230,8 +230,9 @@ static void print_execs(FILE *f, json_object *watcher) {
 	if (!str(e, "source"))
 		return;
 	if (is(e, "source", "bpf"))
-		fprintf(f, "execs:    filtered in the kernel (BPF); %s reported as the exec names the task, "
-			"%s when it is done\n", str(e, "at_rename"), str(e, "at_end"));
+		fprintf(f, "execs:    filtered in the kernel (BPF); %s reported as the exec begins, %s as it "
+			"names the task, %s when it is done\n", str(e, "at_enter") ? str(e, "at_enter") : "0",
+			str(e, "at_rename"), str(e, "at_end"));
 	else
 		fprintf(f, "execs:    every one from the proc connector: %s\n", str(e, "note") ? str(e, "note") : "");
 }

@@ -68,6 +68,9 @@ struct pid {
 struct cpumask {
 	unsigned long bits[1];     /* as many as the kernel's NR_CPUS asks: bpf_core_field_size() */
 } __attribute__((preserve_access_index));
+struct linux_binprm {
+	const char *filename;             /* the path the exec was given */
+} __attribute__((preserve_access_index));
 struct task_struct {
 	struct thread_info thread_info;   /* its cpu, where THREAD_INFO_IN_TASK */
 	unsigned int cpu;                 /* or here (before Linux 5.16) */

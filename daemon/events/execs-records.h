@@ -14,6 +14,7 @@
 /* The records' kinds. */
 #define EXECS_REC_RENAME 1
 #define EXECS_REC_END    2
+#define EXECS_REC_ENTER  3         /* as the exec begins: the comm its path will give */
 
 struct execs_name {
 	char comm[EXECS_COMM_LEN]; /* NUL-padded */

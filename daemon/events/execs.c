@@ -31,7 +31,9 @@ extern const char execs_object[], execs_object_end[];
  * users' execs, however many, never hold up a client or the sampler. */
 #define EXECS_TURN 64
 
-static const char *const program_names[] = { "on_rename", "on_exec_end" };
+/* The last is the exec's start: where the kernel has no tracepoint for it
+ * (before Linux 6.10), the renames stand in. */
+static const char *const program_names[] = { "on_rename", "on_exec_end", "on_prepare" };
 #define N_PROGRAMS (sizeof(program_names) / sizeof(program_names[0]))
 
 struct execs {
@@ -65,14 +67,16 @@ static int on_record(void *ctx, void *data, size_t size) {
 
 	if (size < sizeof(*rec))
 		return 0;
-	if (rec->kind == EXECS_REC_RENAME)
+	if (rec->kind == EXECS_REC_ENTER)
+		x->stats.at_enter++;
+	else if (rec->kind == EXECS_REC_RENAME)
 		x->stats.at_rename++;
 	else
 		x->stats.at_end++;
 	memcpy(comm, rec->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = '\0';
 	e = (struct execs_exec){ .tgid = (pid_t)rec->tgid, .comm = comm, .at_ns = rec->at_ns,
-				 .start_time = procfs_ticks_of_ns(rec->start_ns) };
+				 .start_time = procfs_ticks_of_ns(rec->start_ns), .entering = rec->kind == EXECS_REC_ENTER };
 	/* Both the kernel's unsigned longs, CPU n at bit n % 64 of word n / 64. */
 	memcpy(&e.mask, rec->mask, sizeof(e.mask));
 	x->handler(x->userdata, &e);
@@ -172,6 +176,11 @@ static int load(struct execs *x, char *log, char *why, size_t why_size) {
 	}
 	for (size_t i = 0; i < N_PROGRAMS; i++) {
 		x->link[i] = bpf_program__attach(bpf_object__find_program_by_name(x->obj, program_names[i]));
+		if (!x->link[i] && i == N_PROGRAMS - 1) {
+			log_info("Execs are reported as they name the task, not as they begin: the kernel "
+				 "refused to attach %s (%s)", program_names[i], strerror(errno));
+			break;
+		}
 		if (!x->link[i]) {
 			r = -errno;
 			snprintf(why, why_size, "the kernel refused to attach %s (%s)", program_names[i], strerror(-r));

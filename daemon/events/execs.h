@@ -24,10 +24,12 @@ struct execs_exec {
 	uint64_t at_ns;
 	uint64_t start_time;
 	cpu_set_t mask;
+	bool entering;             /* the exec has begun: /proc shows the old program yet */
 };
 typedef void (*execs_handler)(void *userdata, const struct execs_exec *e);
 
 struct execs_stats {
+	uint64_t at_enter;         /* execs reported as they began */
 	uint64_t at_rename;        /* execs reported as they named the task */
 	uint64_t at_end;           /* execs reported when done */
 	uint64_t full;             /* rules or table entries the kernel's maps could not hold */

@@ -292,6 +292,7 @@ static json_object *execs_json(const struct ccxd_status *st) {
 
 	json_object_object_add(e, "source", json_object_new_string(st->execs_note ? "connector" : "bpf"));
 	json_object_object_add(e, "note", st->execs_note ? json_object_new_string(st->execs_note) : NULL);
+	json_object_object_add(e, "at_enter", u64(st->execs.at_enter));
 	json_object_object_add(e, "at_rename", u64(st->execs.at_rename));
 	json_object_object_add(e, "at_end", u64(st->execs.at_end));
 	json_object_object_add(e, "dropped", u64(st->execs.dropped));

@@ -511,6 +511,27 @@ static const struct exec_pin *decided_ahead(const struct ruler *r, const char *c
 	return NULL;
 }
 
+/* Whether pid holds the early pin as the task seen: pinned as its execve
+ * began, its decision still to come. */
+static bool held_early(const struct ruler *r, pid_t pid, const struct placement_seen *seen) {
+	const struct placement_early *early = placements_early(r->placements);
+
+	return early && seen && early->pid == pid && early->start_time == seen->start_time;
+}
+
+bool ruler_exec_entering(struct ruler *r, pid_t pid, const char *comm, const struct placement_seen *seen) {
+	const struct exec_pin *pin;
+
+	if (held_early(r, pid, seen))
+		return false;
+	placements_settle_early(r->placements);
+	if (placements_get(r->placements, pid))
+		return false;   /* in the table: its exec's record decides */
+	pin = decided_ahead(r, comm);
+	return pin && CPU_COUNT(&pin->cpus) > 0 &&
+	       placements_pin_early(r->placements, pid, &r->online, &pin->cpus, seen) == 0;
+}
+
 bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, const struct placement_seen *seen, bool ahead,
 		bool *pinned) {
 	struct rule_identity id = { .comm = comm };
@@ -521,6 +542,8 @@ bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, const struct place
 	bool more;
 
 	*pinned = false;
+	if (held_early(r, pid, seen))
+		return true;   /* pinned as its execve began: the decision follows */
 	placements_settle_early(r->placements);   /* one whose decision never came */
 	if (placements_get(r->placements, pid))
 		return true;

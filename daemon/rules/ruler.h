@@ -48,6 +48,15 @@ int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger);
  * since. */
 bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, const struct placement_seen *seen, bool ahead,
 		bool *pinned);
+/* An exec by pid has begun to replace its program with one whose comm
+ * will be comm (the last part of its path): /proc shows the old program
+ * yet, so where a rule pins comm by itself (ruler_decide_ahead()'s table)
+ * it is pinned, its main thread only, and nothing more; the exec's own
+ * record, once the exec named the task, brings the decision (ruler_exec()).
+ * Told again of the same task, it keeps the pin; an exec that never named
+ * the task leaves it to placements_settle_early(). Returns whether it
+ * pinned. */
+bool ruler_exec_entering(struct ruler *r, pid_t pid, const char *comm, const struct placement_seen *seen);
 /* Decides where an exec of each name a rule pins by comm alone goes, with
  * the placements as they are, so that ruler_exec() finds it in a table:
  * for the wake-up at real-time priority, where each step between the

@@ -43,6 +43,7 @@ pinned_at_exec() { [ "$("$EXEC" latency 1 "$1" 1 hold)" != timeout ]; }
 # bpf_fds: how many BPF programs, maps and links ccxd holds
 bpf_fds() { ls -l "/proc/$CCXD_PID/fd" 2>/dev/null | grep -c 'anon_inode:bpf'; }
 grows() { [ "$(execs_field "$1")" -gt "$2" ]; }
+held_pinned() { ctl --json status | jq -e ".processes[] | select(.pid == $1 and .state == \"pinned\")" >/dev/null; }
 
 # 1. exec_events = auto: the exec programs, or the proc connector and the
 #    kernel's reason.
@@ -84,13 +85,31 @@ ctl reload >/dev/null
 check "and with it back, at real time again" wait_for 3 policy_is "$CCXD_PID" 1
 
 if [ "$SOURCE" = bpf ]; then
+	enter=$(execs_field at_enter)
 	rename=$(execs_field at_rename)
 	end=$(execs_field at_end)
 	"$EXEC" storm 300 "$WORK/ccxt-stranger"
 	check "300 execs of a program no rule names never reach ccxd" \
-		sh -c "[ \$($CCXCTL --socket $SOCK --json status | jq '.watcher.execs | .at_rename + .at_end') -eq $((rename + end)) ]"
+		sh -c "[ \$($CCXCTL --socket $SOCK --json status | jq '.watcher.execs | .at_enter + .at_rename + .at_end') -eq $((enter + rename + end)) ]"
 	check "one named by comm alone comes as the exec names the task" \
 		sh -c "$EXEC latency 1 $WORK/ccxt-named 1 hold >/dev/null && [ \$($CCXCTL --socket $SOCK --json status | jq .watcher.execs.at_rename) -eq $((rename + 1)) ]"
+	# And first as the exec begins (Linux 6.10 and later), from the last
+	# part of its path: pinned while it runs.
+	if grep -q 'not as they begin' "$LOG"; then
+		check "as the exec begins too # SKIP $(grep -o 'the kernel refused to attach on_prepare.*' "$LOG" | head -n 1)" true
+	else
+		check "and first as the exec begins" [ "$(execs_field at_enter)" -eq $((enter + 1)) ]
+		# A shell trying each directory of PATH: the first execve fails,
+		# the second runs the program, pinned and held.
+		spawn env PATH="$WORK/quiet/none:$WORK" "$(command -v dash)" -c 'exec ccxt-named hold'
+		check "a program found on the second try of PATH is pinned" wait_for 2 cpus_are "$SPAWNED" 1
+		check "and held in ccxd's table" wait_for 2 held_pinned "$SPAWNED"
+		sig KILL "$SPAWNED"
+		# An execve of a named path that fails, by a process that lives on.
+		spawn perl -e 'exec "'"$WORK"'/quiet/none/ccxt-named"; sleep 60'
+		check "a process whose execve of a named program failed keeps its CPUs" always 1 cpus_are "$SPAWNED" 0-1
+		sig KILL "$SPAWNED"
+	fi
 
 	# A rule that reads the command line: the record comes when the exec
 	# is done, when the command line is there to decide.

@@ -428,6 +428,49 @@ static void an_exec_decided_ahead_goes_where_the_table_says(void) {
 	reap(pid);
 }
 
+/* Pinned as its exec begins (/proc shows the old program yet): told
+ * again, it keeps the pin; the exec's own record brings the decision,
+ * which keeps it; a pin whose exec never named the task is taken back
+ * when the early pin is settled. */
+static void an_exec_pinned_as_it_begins_is_decided_at_its_rename(void) {
+	struct placement_seen seen;
+	const struct placement *p;
+	bool pinned;
+	struct world w;
+	pid_t pid;
+
+	need_two_cpus();
+	pid = spawn();
+	seen = seen_of(pid);
+	world_new(&w, RULE_POLICY_PIN);
+	ruler_decide_ahead(w.ruler);
+	CHECK(ruler_exec_entering(w.ruler, pid, NAME, &seen));
+	CHECK_STR(mask_of(pid), "1");
+	CHECK(placements_get(w.pl, pid) == NULL);
+	CHECK(!ruler_exec_entering(w.ruler, pid, NAME, &seen));
+	CHECK_STR(mask_of(pid), "1");
+	/* The rename's record: no pin again (its mask is the pin's), the decision. */
+	seen = seen_of(pid);
+	CHECK(ruler_exec(w.ruler, pid, NAME, &seen, true, &pinned));
+	CHECK(!pinned);
+	CHECK_INT(ruler_evaluate(w.ruler, pid, RULING_EXEC), 0);
+	p = placements_get(w.pl, pid);
+	CHECK(p && p->state == PLACEMENT_PINNED && p->have_original);
+	if (p)
+		CHECK_STR(cpulist_format(&p->original, (char[CPULIST_MAX]){ 0 }, CPULIST_MAX), "0-1");
+	ruler_restore_all(w.ruler, false);
+	CHECK_STR(mask_of(pid), "0-1");
+	/* An exec that fails: nothing followed the entry. */
+	seen = seen_of(pid);
+	placements_remove(w.pl, pid);
+	CHECK(ruler_exec_entering(w.ruler, pid, NAME, &seen));
+	CHECK_STR(mask_of(pid), "1");
+	placements_settle_early(w.pl);
+	CHECK_STR(mask_of(pid), "0-1");
+	world_free(&w);
+	reap(pid);
+}
+
 /* ccx = auto: each exec decided ahead goes to the CCX with the fewest
  * processes the rules placed, counted again before each. */
 static void ccx_auto_decided_ahead_follows_the_load(void) {
@@ -589,4 +632,4 @@ TEST_MAIN(T(a_rule_pins_and_gives_back), T(a_rule_takes_a_seat_with_the_true_ori
 	  T(ccx_auto_decided_ahead_follows_the_load), T(nothing_is_pinned_ahead_in_dry_run),
 	  T(an_exec_seen_by_its_record_is_pinned_first), T(a_record_of_another_start_or_mask_is_not_kept),
 	  T(a_pin_without_its_pidfd_goes_back), T(taking_an_early_pin_back_leaves_another_mask_alone),
-	  T(a_stranger_is_not_looked_at_further))
+	  T(a_stranger_is_not_looked_at_further), T(an_exec_pinned_as_it_begins_is_decided_at_its_rename))

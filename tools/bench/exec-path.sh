@@ -107,7 +107,7 @@ function pct(key, from, q,    m, v, i, j, x) {
 END {
 	flush()
 	split("execve record irq_work woken running wait_returns setaffinity", step, " ")
-	split("the execve|the record asks for the wake-up (the exec programs, at task_rename)|the irq_work runs (an interrupt the CPU sent itself)|ccxd woken|ccxd gets the CPU|its wait returns|sched_setaffinity()", what, "|")
+	split("the execve|the record asks for the wake-up (the exec programs: as the exec begins, or at task_rename)|the irq_work runs (an interrupt the CPU sent itself)|ccxd woken|ccxd gets the CPU|its wait returns|sched_setaffinity()", what, "|")
 	printf "%d execs of %d traced whole.\n\n", n_ok, n_ex
 	print "| step | from the execve, p50 | p90 | from the step before, p50 | p90 |"
 	print "|---|---|---|---|---|"

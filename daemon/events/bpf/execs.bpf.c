@@ -2,6 +2,12 @@
  * reaches ccxd only for an exec that can concern it, so the execs of all
  * other programs cost it nothing, not even a wake-up.
  *
+ *   prepare  the raw tracepoint sched_prepare_exec, as the exec begins to
+ *            replace the old program (before the old memory is let go,
+ *            which takes most of an exec's time): the comm it will give,
+ *            the last part of its path. Reported for the names reported at
+ *            rename, so that ccxd pins the task while the exec runs; the
+ *            rename's record, which follows, brings the decision.
  *   rename   the raw tracepoint task_rename, as the exec gives the task its
  *            new comm (begin_new_exec()): before the new program is mapped,
  *            and before the proc connector's event. Reported when a rule
@@ -120,6 +126,56 @@ int on_rename(struct bpf_raw_tracepoint_args *ctx) {
 	start = BPF_CORE_READ(task, start_time);
 	bpf_map_update_elem(&renamed, &(__u32){ (__u32)id }, &start, BPF_ANY);
 	report(task, (__u32)id, EXECS_REC_RENAME, &name);
+	return 0;
+}
+
+#define PATH_BYTES 256     /* a power of two: offsets into it are masked */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[PATH_BYTES]);
+} paths SEC(".maps");
+
+/* sched_prepare_exec(task, bprm) (Linux 6.10 and later): the exec will
+ * name the task after the last part of bprm's path, cut to 15 bytes; the
+ * path is read back to front up to its last '/', which keeps the
+ * verifier's states to one per byte. Another thread's exec takes the main
+ * thread's pid later: its rename reports it. */
+SEC("raw_tp/sched_prepare_exec")
+int on_prepare(struct bpf_raw_tracepoint_args *ctx) {
+	struct task_struct *task = (struct task_struct *)ctx->args[0];
+	struct linux_binprm *bprm = (struct linux_binprm *)ctx->args[1];
+	struct execs_name name = {};
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 zero = 0, base = 0;
+	char *path = bpf_map_lookup_elem(&paths, &zero);
+	__u8 *when;
+	long n;
+
+	if (!path || (void *)task != (void *)bpf_get_current_task() || (__u32)id != (__u32)(id >> 32))
+		return 0;
+	n = bpf_probe_read_kernel_str(path, PATH_BYTES, BPF_CORE_READ(bprm, filename));
+	if (n <= 1)
+		return 0;
+	for (__u32 i = 1; i < PATH_BYTES; i++) {
+		if (i >= n)
+			break;
+		if (path[(n - 1 - i) & (PATH_BYTES - 1)] == '/') {
+			base = (__u32)(n - i);
+			break;
+		}
+	}
+	for (__u32 i = 0; i < EXECS_COMM_LEN - 1; i++) {
+		char c = path[(base + i) & (PATH_BYTES - 1)];
+		if (c == 0 || base + i >= n)
+			break;
+		name.comm[i] = c;
+	}
+	when = bpf_map_lookup_elem(&names, &name);
+	if (when && *when == EXECS_AT_RENAME)
+		report(task, (__u32)id, EXECS_REC_ENTER, &name);
 	return 0;
 }
 
