@@ -15,7 +15,7 @@
 
 #define LEDGER_FILE "originals.json"
 /* Each narrowing, a line appended before it is made: what the file does
- * not hold yet (it is rewritten at most every 100 ms). Emptied each time
+ * not hold yet (it is rewritten at most once a second). Emptied each time
  * the file is written. */
 #define LEDGER_LOG_FILE "originals.log"
 

@@ -8,10 +8,11 @@
 
 #include "placements.h"
 
-/* The ledger is written at most this often: a storm of rule-matched execs
- * would otherwise write it for every one (30 us on a tmpfs, ten times that
- * on a disk). */
-#define LEDGER_GAP_USEC (100 * 1000)
+/* The ledger is written at most this often: a stream of rule-matched execs
+ * would otherwise write it for nearly every one (30 us on a tmpfs, ten
+ * times that on a disk, and the whole table formatted each time). What it
+ * does not hold yet is in the log, appended before each narrowing. */
+#define LEDGER_GAP_USEC (1000 * 1000)
 
 /* Chained hash on pid: a few thousand entries at most, each looked up on
  * every fork/exec/exit event, so lookups must be O(1). */

@@ -218,7 +218,8 @@ void placements_spread_catch_up(struct placements *pl, const struct placement *p
 /* ---- the ledger -------------------------------------------------------- */
 
 /* The originals owed are written to the ledger once the current event is
- * handled, or at most every 100 ms. Called by every change here; and by
+ * handled, or at most once a second (the log holds what it does not
+ * yet). Called by every change here; and by
  * the manager after a burst of exits. */
 void placements_owe_changed(struct placements *pl);
 /* Writes it now (at exit): what is still owed stays for the next start;
