@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -44,10 +46,12 @@ struct execs {
 	sd_event_source *io;
 	sd_event_source *resume;   /* the next window, while the share of this one is spent */
 	struct budget budget;
-	int names, known, settings, dropped;   /* the maps' fds */
+	int names, settings, dropped;   /* the maps' fds */
 	struct rules_name *set;    /* the names in the map, for the next execs_set_rules() */
 	size_t n_set;
-	unsigned known_words;      /* the bitmap of processes: 64 pids each */
+	uint64_t *known;           /* the bitmap of processes, mapped: 64 pids a word */
+	unsigned known_words;
+	size_t known_size;         /* bytes mapped */
 	bool every;                /* every exec is reported */
 	bool rules_every;          /* the rules ask for every exec */
 	unsigned outside;          /* processes of the table past the bitmap (pid_max raised since) */
@@ -153,6 +157,25 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
 	return 0;
 }
 
+/* The bitmap of processes in ccxd's memory: the kernel maps a BPF array
+ * whole pages at a time. */
+static int map_known(struct execs *x, char *why, size_t why_size) {
+	long page = sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)x->known_words * sizeof(*x->known);
+	void *m;
+
+	x->known_size = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+	m = mmap(NULL, x->known_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_object__find_map_fd_by_name(x->obj, "known"), 0);
+	if (m == MAP_FAILED) {
+		int r = -errno;
+		snprintf(why, why_size, "the map of processes cannot be mapped (%s)", strerror(-r));
+		return r;
+	}
+	x->known = m;
+	return 0;
+}
+
 static int load(struct execs *x, char *log, char *why, size_t why_size) {
 	char said[160] = "";
 	int r;
@@ -188,15 +211,14 @@ static int load(struct execs *x, char *log, char *why, size_t why_size) {
 		}
 	}
 	x->names = bpf_object__find_map_fd_by_name(x->obj, "names");
-	x->known = bpf_object__find_map_fd_by_name(x->obj, "known");
 	x->settings = bpf_object__find_map_fd_by_name(x->obj, "settings");
 	x->dropped = bpf_object__find_map_fd_by_name(x->obj, "dropped");
 	x->ring = ring_buffer__new(bpf_object__find_map_fd_by_name(x->obj, "records"), on_record, x, NULL);
-	if (x->names < 0 || x->known < 0 || x->settings < 0 || x->dropped < 0 || !x->ring) {
+	if (x->names < 0 || x->settings < 0 || x->dropped < 0 || !x->ring) {
 		snprintf(why, why_size, "the exec programs' maps are not there");
 		return -ENOENT;
 	}
-	return 0;
+	return map_known(x, why, why_size);
 }
 
 int execs_new(sd_event *e, execs_handler handler, void *userdata, struct execs **ret, char *why, size_t why_size) {
@@ -244,6 +266,8 @@ void execs_free(struct execs *x) {
 	ring_buffer__free(x->ring);
 	for (size_t i = 0; i < N_PROGRAMS; i++)
 		bpf_link__destroy(x->link[i]);
+	if (x->known)
+		munmap(x->known, x->known_size);
 	bpf_object__close(x->obj);
 	free(x->set);
 	free(x);
@@ -310,7 +334,7 @@ void execs_set_rules(struct execs *x, const struct rule *rules, size_t n_rules) 
 
 void execs_track(struct execs *x, pid_t tgid, bool tracked) {
 	__u32 word = (__u32)tgid / 64;
-	__u64 bits, bit = 1ULL << ((__u32)tgid % 64);
+	__u64 bit = 1ULL << ((__u32)tgid % 64);
 
 	if (tgid <= 0)
 		return;
@@ -322,17 +346,9 @@ void execs_track(struct execs *x, pid_t tgid, bool tracked) {
 			set_every(x, tracked || x->rules_every);
 		return;
 	}
-	if (bpf_map_lookup_elem(x->known, &word, &bits) < 0)
-		goto fail;
-	if (!!(bits & bit) == tracked)
-		return;
-	bits = tracked ? bits | bit : bits & ~bit;
-	/* The programs only read the map: this is its one writer. */
-	if (bpf_map_update_elem(x->known, &word, &bits, BPF_ANY) == 0)
-		return;
-fail:
-	log_warning_errno(-errno, "Failed to tell the exec programs of process %d: %m", (int)tgid);
-	x->stats.full++;
+	/* The programs only read the map: this is its one writer, and a
+	 * word is read and written whole. */
+	__atomic_store_n(&x->known[word], tracked ? x->known[word] | bit : x->known[word] & ~bit, __ATOMIC_RELEASE);
 }
 
 uint64_t execs_dropped(struct execs *x) {

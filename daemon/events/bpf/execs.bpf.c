@@ -37,9 +37,11 @@ struct {
 
 /* The processes in ccxd's table: a bit each, by tgid, for every pid the
  * kernel gives out (the loader sizes it from pid_max), so that it never
- * fills up. An array map, whose lookup the verifier inlines. */
+ * fills up. An array map, whose lookup the verifier inlines; ccxd maps it
+ * and sets the bits in its own memory, with no system call. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);    /* set by the loader from pid_max */
 	__type(key, __u32);
 	__type(value, __u64);
