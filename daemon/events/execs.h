@@ -32,7 +32,7 @@ struct execs_stats {
 	uint64_t at_enter;         /* execs reported as they began */
 	uint64_t at_rename;        /* execs reported as they named the task */
 	uint64_t at_end;           /* execs reported when done */
-	uint64_t full;             /* rules or table entries the kernel's maps could not hold */
+	uint64_t full;             /* names the kernel's map could not hold, or every exec not asked for */
 	uint64_t dropped;          /* records the kernel dropped, the ring being full */
 	uint64_t share_spent;      /* windows in which the records took all their share of CPU */
 };
