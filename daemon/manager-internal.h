@@ -13,6 +13,7 @@
 #include "config.h"
 #include "latencies.h"
 #include "manager.h"
+#include "placements.h"
 #include "ruling.h"
 #include "topology.h"
 
@@ -38,6 +39,7 @@ struct manager {
 	struct latencies exec_pins;    /* from exec events to the pins at exec */
 	bool pin_only;             /* at real-time priority: pin at exec as decided ahead, decide later */
 	pid_t decide_later;        /* the process pinned so, to decide once back at the normal policy */
+	struct placement_seen decide_seen;  /* its exec's record */
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
 	struct spills *spills;     /* the programs of rules that may spill */

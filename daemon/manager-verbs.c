@@ -218,7 +218,7 @@ int manager_status(const struct manager *m, struct ccxd_status *ret) {
 		.watcher_note = m->polling ? m->watcher_note : NULL,
 		.execs_note = m->execs ? NULL : m->execs_note,
 		.execs = { .at_enter = xs.at_enter, .at_rename = xs.at_rename, .at_end = xs.at_end, .full = xs.full, .dropped = xs.dropped,
-			   .share_spent = xs.share_spent },
+			   .share_spent = xs.share_spent, .pinned_first = xs.pinned_first },
 		/* Execs told by the exec programs are events too; records they
 		 * dropped are lost ones. */
 		.events = ws.events + xs.at_rename + xs.at_end,

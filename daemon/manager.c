@@ -79,6 +79,26 @@ static void note_exec_pin(struct manager *m, uint64_t at_ns) {
 	latencies_add(&m->exec_pins, now_ns > at_ns ? (now_ns - at_ns) / 1000 : 0);
 }
 
+/* A pin at exec: how soon after the kernel's event, and, told by a record
+ * (seen), which, for the exec's end to look for (execs_pinned_first()). */
+static void pinned_at_exec(struct manager *m, const struct placement_seen *seen, uint64_t at_ns) {
+	note_exec_pin(m, at_ns);
+	if (seen && seen->pid_ino)
+		execs_expect(m->execs, seen->pid_ino, &placements_early(m->placements)->cpus);
+}
+
+/* The decision at tgid's exec, after its pin: from the exec's record
+ * (seen; NULL: the proc connector's event), with nothing read in /proc,
+ * where the record's program can have run only with the pin. */
+static void decide_exec(struct manager *m, pid_t tgid, const struct placement_seen *seen) {
+	const struct placement_early *early = placements_early(m->placements);
+	bool first = seen && seen->pid_ino && early && early->pid == tgid &&
+		     execs_pinned_first(m->execs, tgid, seen->pid_ino);
+
+	if (ruler_evaluate_exec(m->ruler, tgid, seen, first) > 0)
+		manager_update_subscription(m, true);
+}
+
 /* comm: the new program's, and seen, what else the event told of the
  * process, when it did. */
 static void exec_of(struct manager *m, pid_t tgid, const char *comm, const struct placement_seen *seen,
@@ -91,15 +111,16 @@ static void exec_of(struct manager *m, pid_t tgid, const char *comm, const struc
 	if (!ruler_exec(m->ruler, tgid, comm, seen, m->pin_only, &pinned))
 		return;
 	if (pinned)
-		note_exec_pin(m, at_ns);
+		pinned_at_exec(m, seen, at_ns);
 	/* At real-time priority (one record a wake-up) the pin is all: the
-	 * decision reads /proc and walks the table, and waits for the
+	 * decision, which may read /proc and walks the table, waits for the
 	 * normal policy. */
 	if (m->pin_only) {
 		m->decide_later = tgid;
+		m->decide_seen = seen ? *seen : (struct placement_seen){ .start_time = 0 };
 		return;
 	}
-	decide_rules(m, tgid, RULING_EXEC);
+	decide_exec(m, tgid, seen);
 }
 
 static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
@@ -112,7 +133,10 @@ static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
 
 static void on_exec_record(void *userdata, const struct execs_exec *e) {
 	struct manager *m = userdata;
-	struct placement_seen seen = { .mask = e->mask, .start_time = e->start_time };
+	struct placement_seen seen = { .mask = e->mask, .start_time = e->start_time, .pid_ino = e->pid_ino,
+				       .ppid = e->ppid };
+
+	snprintf(seen.comm, sizeof(seen.comm), "%s", e->comm);
 
 	if (!e->entering) {
 		exec_of(m, e->tgid, e->comm, &seen, e->at_ns);
@@ -121,7 +145,7 @@ static void on_exec_record(void *userdata, const struct execs_exec *e) {
 	/* The exec has begun: the pin now, while it runs; the decision when
 	 * it has named the task (its rename's record). */
 	if (ruler_exec_entering(m->ruler, e->tgid, e->comm, &seen))
-		note_exec_pin(m, e->at_ns);
+		pinned_at_exec(m, &seen, e->at_ns);
 }
 
 static void on_tracked(void *userdata, pid_t pid, bool in) {
@@ -619,7 +643,7 @@ static int wait_at_real_time(struct manager *m) {
 
 		m->decide_later = 0;
 		cpu = util_usec(CLOCK_THREAD_CPUTIME_ID);
-		decide_rules(m, pid, RULING_EXEC);
+		decide_exec(m, pid, &m->decide_seen);
 		/* The record's work, wherever it is done, counts to its share. */
 		execs_charge(m->execs, util_usec(CLOCK_THREAD_CPUTIME_ID) - cpu);
 	}

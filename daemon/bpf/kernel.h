@@ -63,6 +63,7 @@ struct upid {
 } __attribute__((preserve_access_index));
 struct pid {
 	unsigned int level;
+	__u64 ino;                 /* its inode in pidfs (Linux 6.9 and later) */
 	struct upid numbers[1];
 } __attribute__((preserve_access_index));
 struct cpumask {
@@ -89,5 +90,6 @@ struct task_struct {
 	struct task_io_accounting ioac;
 	struct signal_struct *signal;
 	struct task_struct *group_leader;
+	struct task_struct *real_parent;
 	struct pid *thread_pid;
 } __attribute__((preserve_access_index));

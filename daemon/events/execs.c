@@ -52,6 +52,10 @@ struct execs {
 	uint64_t *known;           /* the bitmap of processes, mapped: 64 pids a word */
 	unsigned known_words;
 	size_t known_size;         /* bytes mapped */
+	const struct execs_running *running;   /* the execs reported at their rename, mapped */
+	size_t running_size;
+	struct execs_pin *pin;     /* the pin the exec's end looks for, mapped */
+	size_t pin_size;
 	bool every;                /* every exec is reported */
 	bool rules_every;          /* the rules ask for every exec */
 	unsigned outside;          /* processes of the table past the bitmap (pid_max raised since) */
@@ -79,8 +83,9 @@ static int on_record(void *ctx, void *data, size_t size) {
 		x->stats.at_end++;
 	memcpy(comm, rec->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = '\0';
-	e = (struct execs_exec){ .tgid = (pid_t)rec->tgid, .comm = comm, .at_ns = rec->at_ns,
-				 .start_time = procfs_ticks_of_ns(rec->start_ns), .entering = rec->kind == EXECS_REC_ENTER };
+	e = (struct execs_exec){ .tgid = (pid_t)rec->tgid, .ppid = (pid_t)rec->ppid, .comm = comm, .at_ns = rec->at_ns,
+				 .start_time = procfs_ticks_of_ns(rec->start_ns), .pid_ino = rec->pid_ino,
+				 .entering = rec->kind == EXECS_REC_ENTER };
 	/* Both the kernel's unsigned longs, CPU n at bit n % 64 of word n / 64. */
 	memcpy(&e.mask, rec->mask, sizeof(e.mask));
 	x->handler(x->userdata, &e);
@@ -157,22 +162,32 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
 	return 0;
 }
 
-/* The bitmap of processes in ccxd's memory: the kernel maps a BPF array
- * whole pages at a time. */
-static int map_known(struct execs *x, char *why, size_t why_size) {
+/* A BPF array (BPF_F_MMAPABLE) of bytes in ccxd's memory, *size set to
+ * what is mapped: the kernel maps it whole pages at a time. NULL with
+ * errno set when it cannot. */
+static void *map_array(struct execs *x, const char *name, size_t bytes, int prot, size_t *size) {
 	long page = sysconf(_SC_PAGESIZE);
-	size_t bytes = (size_t)x->known_words * sizeof(*x->known);
 	void *m;
 
-	x->known_size = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
-	m = mmap(NULL, x->known_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_object__find_map_fd_by_name(x->obj, "known"), 0);
-	if (m == MAP_FAILED) {
+	*size = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+	m = mmap(NULL, *size, prot, MAP_SHARED, bpf_object__find_map_fd_by_name(x->obj, name), 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static int map_arrays(struct execs *x, char *why, size_t why_size) {
+	x->known = map_array(x, "known", (size_t)x->known_words * sizeof(*x->known), PROT_READ | PROT_WRITE,
+			     &x->known_size);
+	if (x->known)
+		x->running = map_array(x, "running", EXECS_RUNNING_SLOTS * sizeof(*x->running), PROT_READ,
+				       &x->running_size);
+	if (x->running)
+		x->pin = map_array(x, "pin", sizeof(*x->pin), PROT_READ | PROT_WRITE, &x->pin_size);
+	if (!x->pin) {
 		int r = -errno;
-		snprintf(why, why_size, "the map of processes cannot be mapped (%s)", strerror(-r));
+		snprintf(why, why_size, "the exec programs' %s cannot be mapped (%s)",
+			 !x->known ? "map of processes" : !x->running ? "map of execs" : "pin", strerror(-r));
 		return r;
 	}
-	x->known = m;
 	return 0;
 }
 
@@ -218,7 +233,7 @@ static int load(struct execs *x, char *log, char *why, size_t why_size) {
 		snprintf(why, why_size, "the exec programs' maps are not there");
 		return -ENOENT;
 	}
-	return map_known(x, why, why_size);
+	return map_arrays(x, why, why_size);
 }
 
 int execs_new(sd_event *e, execs_handler handler, void *userdata, struct execs **ret, char *why, size_t why_size) {
@@ -268,6 +283,10 @@ void execs_free(struct execs *x) {
 		bpf_link__destroy(x->link[i]);
 	if (x->known)
 		munmap(x->known, x->known_size);
+	if (x->running)
+		munmap((void *)x->running, x->running_size);
+	if (x->pin)
+		munmap(x->pin, x->pin_size);
 	bpf_object__close(x->obj);
 	free(x->set);
 	free(x);
@@ -349,6 +368,31 @@ void execs_track(struct execs *x, pid_t tgid, bool tracked) {
 	/* The programs only read the map: this is its one writer, and a
 	 * word is read and written whole. */
 	__atomic_store_n(&x->known[word], tracked ? x->known[word] | bit : x->known[word] & ~bit, __ATOMIC_RELEASE);
+}
+
+void execs_expect(struct execs *x, uint64_t pid_ino, const cpu_set_t *cpus) {
+	struct execs_pin *p = x->pin;
+
+	/* Emptied while it changes: the program matches the inode first,
+	 * then the mask. */
+	__atomic_store_n(&p->pid_ino, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	memcpy(p->mask, cpus, sizeof(p->mask));
+	__atomic_store_n(&p->pid_ino, pid_ino, __ATOMIC_RELEASE);
+}
+
+bool execs_pinned_first(struct execs *x, pid_t tgid, uint64_t pid_ino) {
+	uint64_t word, state;
+
+	/* The pin came before this look: an exec done before it shows here
+	 * as done. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	word = __atomic_load_n(&x->running[(__u32)tgid & (EXECS_RUNNING_SLOTS - 1)].word, __ATOMIC_ACQUIRE);
+	state = word & EXECS_RUN_STATE;
+	if (!pid_ino || word >> 2 != pid_ino || (state != EXECS_RUN_UNDER_WAY && state != EXECS_RUN_HELD))
+		return false;
+	x->stats.pinned_first++;
+	return true;
 }
 
 uint64_t execs_dropped(struct execs *x) {

@@ -16,13 +16,16 @@
 
 /* One exec: tgid now runs the program called comm; at_ns (CLOCK_MONOTONIC)
  * is when the kernel reported it, and the task then had the affinity mask
- * (offline CPUs included) and started at start_time (clock ticks after
- * boot, as /proc/PID/stat says). */
+ * (offline CPUs included), started at start_time (clock ticks after boot,
+ * as /proc/PID/stat says), had the parent ppid, and its pid the inode
+ * pid_ino in pidfs (0: unknown). */
 struct execs_exec {
 	pid_t tgid;
+	pid_t ppid;
 	const char *comm;
 	uint64_t at_ns;
 	uint64_t start_time;
+	uint64_t pid_ino;
 	cpu_set_t mask;
 	bool entering;             /* the exec has begun: /proc shows the old program yet */
 };
@@ -35,6 +38,7 @@ struct execs_stats {
 	uint64_t full;             /* names the kernel's map could not hold, or every exec not asked for */
 	uint64_t dropped;          /* records the kernel dropped, the ring being full */
 	uint64_t share_spent;      /* windows in which the records took all their share of CPU */
+	uint64_t pinned_first;     /* execs found pinned before their program ran (execs_pinned_first()) */
 };
 
 /* The records' share of ccxd's CPU: at most EXECS_SHARE_USEC in each
@@ -62,6 +66,20 @@ void execs_set_rules(struct execs *x, const struct rule *rules, size_t n_rules);
 /* A process that entered (tracked) or left ccxd's table: its execs are
  * reported whatever program it becomes. */
 void execs_track(struct execs *x, pid_t tgid, bool tracked);
+
+/* The pin just set on the main thread of the process whose pid has the
+ * inode pid_ino in pidfs (as its record said), to cpus: the exec's end
+ * notes whether its task holds it (execs_pinned_first()). One at a time:
+ * it replaces the last. */
+void execs_expect(struct execs *x, uint64_t pid_ino, const cpu_set_t *cpus);
+
+/* Whether the new program of tgid, whose exec was reported at its rename
+ * by a record that gave pid_ino, has run only with the pin the caller set
+ * before asking: its exec is still under way, or it ended holding the pin
+ * told to execs_expect(). Then every thread the program makes inherits the
+ * pin. false when that cannot be told (the exec ended before the pin,
+ * another exec took its slot, or the kernel has no pid inodes). */
+bool execs_pinned_first(struct execs *x, pid_t tgid, uint64_t pid_ino);
 
 /* How many records the kernel dropped since the last call, ccxd having
  * fallen behind (the processes they told of are found by a rescan). */

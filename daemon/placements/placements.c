@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "actuator.h"
@@ -443,9 +444,11 @@ const struct placement *placements_track_early(struct placements *pl, const stru
 	const struct placement *p;
 
 	/* Alive now, the pidfd's process had the pid all along since it was
-	 * opened: st, read in between, is its own. */
+	 * opened: st, read in between, is its own. Identified by its inode,
+	 * it is the record's, alive or not (its exit is watched next). */
 	if (!pl->early.pid || st->pid != pl->early.pid || pl->early_pidfd < 0 || placements_get(pl, st->pid) ||
-	    (pl->early.start_time && st->start_time != pl->early.start_time) || !actuator_alive(pl->early_pidfd)) {
+	    (pl->early.start_time && st->start_time != pl->early.start_time) ||
+	    (!pl->early.identified && !actuator_alive(pl->early_pidfd))) {
 		errno = ESRCH;
 		return NULL;
 	}
@@ -453,6 +456,25 @@ const struct placement *placements_track_early(struct placements *pl, const stru
 	if (p)
 		pl->early_pidfd = -1;   /* the entry's now */
 	return p;
+}
+
+int placements_early_stat(struct placements *pl, pid_t pid, const struct placement_seen *seen, bool pinned_first,
+			  struct procfs_stat *ret) {
+	struct stat fd;
+
+	/* On 32-bit machines pidfs gives the inode's low half. */
+	if (!pinned_first || !seen || !seen->pid_ino || !seen->comm[0] || !pl->early.pid || pl->early.pid != pid ||
+	    pl->early_pidfd < 0 || seen->start_time != pl->early.start_time || fstat(pl->early_pidfd, &fd) < 0 ||
+	    (unsigned long)fd.st_ino != (unsigned long)seen->pid_ino)
+		return -ESTALE;
+	/* As the exec named the task: past de_thread(), one thread, no
+	 * kernel thread's; state and times are not the decision's. */
+	*ret = (struct procfs_stat){ .pid = pid, .state = 'R', .ppid = seen->ppid, .threads = 1,
+				     .start_time = seen->start_time, .processor = -1 };
+	memcpy(ret->comm, seen->comm, sizeof(ret->comm));
+	ret->comm[sizeof(ret->comm) - 1] = '\0';
+	pl->early.identified = true;
+	return 0;
 }
 
 bool placements_confirm_early(struct placements *pl, const struct placement *p, const struct procfs_stat *st,

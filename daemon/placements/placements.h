@@ -149,10 +149,15 @@ void placements_set_reason(struct placements *pl, const struct placement *p, con
  * process still alive with that start time when its stat is read next
  * (placements_track_early()) held the pid all along, the pin included;
  * one whose pidfd cannot be opened then gets its affinity back at once.
- * Without it (NULL), the pidfd is opened and the affinity read first. */
+ * Without it (NULL), the pidfd is opened and the affinity read first.
+ * The record's parent, comm and pid inode stand for its stat where its
+ * program can have run only with the pin (placements_early_stat()). */
 struct placement_seen {
 	cpu_set_t mask;           /* offline CPUs included */
 	uint64_t start_time;      /* clock ticks after boot */
+	uint64_t pid_ino;         /* its pid's inode in pidfs, as fstat() of a pidfd gives it; 0: unknown */
+	pid_t ppid;
+	char comm[PROCFS_COMM_MAX];   /* "": unknown */
 };
 
 /* Pins pid's main thread to cpus when its affinity is still expected, every
@@ -167,6 +172,7 @@ struct placement_early {
 	cpu_set_t original;       /* what it had: what the caller expected */
 	cpu_set_t cpus;           /* what its main thread got */
 	uint64_t start_time;      /* what the record said; 0: unknown (the pidfd came first) */
+	bool identified;          /* its pidfd is the record's process by its inode (placements_early_stat()) */
 };
 /* The process pinned early and not settled yet, or NULL. */
 const struct placement_early *placements_early(const struct placements *pl);
@@ -175,6 +181,16 @@ const struct placement_early *placements_early(const struct placements *pl);
  * opened after the pin, started when the record said). NULL with errno
  * ESRCH when it is not, or when it has an entry already. */
 const struct placement *placements_track_early(struct placements *pl, const struct procfs_stat *st);
+/* The process pinned early, pid, as seen, its exec's record, tells of it,
+ * where its new program can have run only with the pin (pinned_first:
+ * the caller knows, execs_pinned_first()): it had one thread as the exec
+ * named the task, and any thread made since has the pin, so the record is
+ * all its stat would tell, save whose the pidfd opened after the pin is,
+ * which the record's pid inode says. Returns 0 and *ret, for
+ * placements_track_early() and placements_confirm_early() to take as
+ * read; -ESTALE when the record cannot stand for /proc (read it then). */
+int placements_early_stat(struct placements *pl, pid_t pid, const struct placement_seen *seen, bool pinned_first,
+			  struct procfs_stat *ret);
 /* p, pinned early, is pinned to cpus in full: st showed one thread, so any
  * thread made since was born with the pin, and there is nothing more to
  * set. false when cpus are not those of the early pin (placements_pin()

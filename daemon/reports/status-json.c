@@ -298,6 +298,7 @@ static json_object *execs_json(const struct ccxd_status *st) {
 	json_object_object_add(e, "dropped", u64(st->execs.dropped));
 	json_object_object_add(e, "share_spent", u64(st->execs.share_spent));
 	json_object_object_add(e, "maps_full", u64(st->execs.full));
+	json_object_object_add(e, "pinned_first", u64(st->execs.pinned_first));
 	return e;
 }
 

@@ -144,7 +144,7 @@ struct ccxd_status {
 	const char *watcher_note;         /* why polling; NULL otherwise */
 	const char *execs_note;           /* why the proc connector tells of execs; NULL: the exec programs do */
 	struct {
-		uint64_t at_enter, at_rename, at_end, full, dropped, share_spent;
+		uint64_t at_enter, at_rename, at_end, full, dropped, share_spent, pinned_first;
 	} execs;                          /* the exec programs' (execs_stats()) */
 	uint64_t events, lost_events, rescans, reloads, reload_failures;
 	uint64_t spills, spill_returns;  /* rules' programs spilled to another CCX, and back (spills.h) */

@@ -282,7 +282,9 @@ static int apply_rule(struct ruler *r, const struct procfs_stat *st, const struc
 	return pin_as_ruled(r, st, p, rule, &ruling, early, was_pinned);
 }
 
-static int rule_process(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
+/* told: pid's stat as its exec's record tells it (placements_early_stat()),
+ * or NULL: read. */
+static int rule_process(struct ruler *r, pid_t pid, enum ruling_trigger trigger, const struct procfs_stat *told) {
 	struct facts facts;
 	struct procfs_stat st;
 	const struct rule *rule;
@@ -291,7 +293,9 @@ static int rule_process(struct ruler *r, pid_t pid, enum ruling_trigger trigger)
 
 	if (r->config->mode == CONFIG_MODE_OFF)
 		return 0;
-	e = procfs_read_stat(r->root, pid, &st);
+	if (told)
+		st = *told;
+	e = told ? 0 : procfs_read_stat(r->root, pid, &st);
 	if (e < 0) {
 		if (e != -ESRCH)
 			log_debug_errno(e, "Failed to read /proc/%d/stat, ignoring: %m", (int)pid);
@@ -371,16 +375,26 @@ int ruler_explain(struct ruler *r, pid_t pid, bool settle, struct rules_explanat
 	return 0;
 }
 
-int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
-	int e;
-
+static int evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger, const struct procfs_stat *told) {
 	const struct placement_early *early = placements_early(r->placements);
+	int e;
 
 	if (early && early->pid != pid)
 		placements_settle_early(r->placements);
-	e = rule_process(r, pid, trigger);
+	e = rule_process(r, pid, trigger, told);
 	placements_settle_early(r->placements);
 	return e;
+}
+
+int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger) {
+	return evaluate(r, pid, trigger, NULL);
+}
+
+int ruler_evaluate_exec(struct ruler *r, pid_t pid, const struct placement_seen *seen, bool pinned_first) {
+	struct procfs_stat st;
+
+	return evaluate(r, pid, RULING_EXEC,
+			placements_early_stat(r->placements, pid, seen, pinned_first, &st) == 0 ? &st : NULL);
 }
 
 /* A program that a rule names by its comm (or exe) alone, in the plain case

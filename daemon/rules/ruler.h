@@ -36,9 +36,14 @@ bool ruler_owns(const struct placement *p);
 /* Decides pid under the rules. Returns 1 when it pinned a process whose
  * threads take sets in turn (thread events are needed), else 0. */
 int ruler_evaluate(struct ruler *r, pid_t pid, enum ruling_trigger trigger);
+/* ruler_evaluate(pid, RULING_EXEC) after an exec's record, seen (NULL:
+ * none), which stands for /proc/PID/stat where pid was pinned early and
+ * its program can have run only with the pin (pinned_first):
+ * placements_early_stat(). */
+int ruler_evaluate_exec(struct ruler *r, pid_t pid, const struct placement_seen *seen, bool pinned_first);
 /* An exec of pid: whether it may concern the rules (a process they know,
  * or one whose comm a rule names or may name by exe, cmdline or context),
- * and so needs ruler_evaluate(pid, RULING_EXEC) next. A program a rule
+ * and so needs ruler_evaluate_exec() next. A program a rule
  * names by comm or exe alone is pinned here already, its main thread only;
  * that evaluation completes the pin or takes it back (*pinned says whether
  * it was). comm is the new program's, as the exec event told it; NULL: it

@@ -43,6 +43,13 @@ pinned_at_exec() { [ "$("$EXEC" latency 1 "$1" 1 hold)" != timeout ]; }
 # bpf_fds: how many BPF programs, maps and links ccxd holds
 bpf_fds() { ls -l "/proc/$CCXD_PID/fd" 2>/dev/null | grep -c 'anon_inode:bpf'; }
 grows() { [ "$(execs_field "$1")" -gt "$2" ]; }
+# threads_on PID CPUS N: it has N threads, every one on CPUS
+threads_on() {
+	[ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -eq "$3" ] || return 1
+	for t in "/proc/$1/task/"*; do
+		[ "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$t/status" 2>/dev/null)" = "$2" ] || return 1
+	done
+}
 held_pinned() { ctl --json status | jq -e ".processes[] | select(.pid == $1 and .state == \"pinned\")" >/dev/null; }
 
 # 1. exec_events = auto: the exec programs, or the proc connector and the
@@ -110,6 +117,32 @@ if [ "$SOURCE" = bpf ]; then
 		check "a process whose execve of a named program failed keeps its CPUs" always 1 cpus_are "$SPAWNED" 0-1
 		sig KILL "$SPAWNED"
 	fi
+
+	# Decided from the exec's record where its program can have run only
+	# with the pin (pinned_first: the exec was still under way, or ended
+	# holding the pin), from /proc otherwise: either way a program that
+	# makes its threads at once has every one of them where its rule says.
+	first=$(execs_field pinned_first)
+	rename=$(execs_field at_rename)
+	for i in 1 2 3; do
+		spawn "$WORK/ccxt-named" threads
+		check "a named program that makes 8 threads at once has them all on CPU 1 ($i)" \
+			wait_for 2 threads_on "$SPAWNED" 1 8
+		sig KILL "$SPAWNED"
+	done
+	echo "# decided from the exec's record: $(($(execs_field pinned_first) - first)) of $(($(execs_field at_rename) - rename))"
+	check "pinned_first counts no more than the execs reported at their rename" \
+		[ $(($(execs_field pinned_first) - first)) -le $(($(execs_field at_rename) - rename)) ]
+	# One that ran and made its threads before ccxd could pin it (ccxd
+	# stopped meanwhile): /proc decides, and its threads get the pin too.
+	first=$(execs_field pinned_first)
+	sig STOP "$CCXD_PID"
+	spawn "$WORK/ccxt-named" threads
+	check "(while ccxd is stopped, a named program makes its 8 threads)" wait_for 2 threads_on "$SPAWNED" 0-1 8
+	sig CONT "$CCXD_PID"
+	check "once ccxd goes on, its threads are all on CPU 1" wait_for 2 threads_on "$SPAWNED" 1 8
+	check "decided from /proc, not from the record" [ "$(execs_field pinned_first)" -eq "$first" ]
+	sig KILL "$SPAWNED"
 
 	# A rule that reads the command line: the record comes when the exec
 	# is done, when the command line is there to decide.

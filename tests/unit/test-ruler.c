@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/pidfd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -277,7 +279,7 @@ static void released_by_hand_until_it_executes(void) {
 
 /* What an exec record tells of pid: its affinity and start, as read now. */
 static struct placement_seen seen_of(pid_t pid) {
-	struct placement_seen seen;
+	struct placement_seen seen = { .pid_ino = 0 };
 	struct procfs_stat st;
 
 	CHECK_INT(actuator_get(pid, &seen.mask), 0);
@@ -606,6 +608,75 @@ static void taking_an_early_pin_back_leaves_another_mask_alone(void) {
 	reap(pid);
 }
 
+/* The inode of pid's pid in pidfs, as an exec's record tells it. */
+static uint64_t pid_ino_of(pid_t pid) {
+	int fd = pidfd_open(pid, 0);
+	struct stat st;
+
+	CHECK(fd >= 0 && fstat(fd, &st) == 0);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* The decision after an early pin, told by its exec's record (seen) whose
+ * program can have run only with the pin (pinned_first): the record stands
+ * for /proc where its pid inode is the pidfd's. Here /proc says the child
+ * took another name since, which no rule names: decided from the record,
+ * it is kept pinned under NAME; from /proc, the early pin goes back. */
+static void decided_from_a_record(bool pinned_first, bool own_inode) {
+	struct placement_seen seen;
+	const struct placement *p;
+	int renamed_fd = -1;
+	bool pinned;
+	struct world w;
+	pid_t pid;
+	char c;
+
+	need_two_cpus();
+	pid = spawn_with(1, &renamed_fd);
+	seen = seen_of(pid);
+	seen.pid_ino = own_inode ? pid_ino_of(pid) : pid_ino_of(getpid());
+	seen.ppid = getpid();
+	snprintf(seen.comm, sizeof(seen.comm), "%s", NAME);
+	world_new(&w, RULE_POLICY_PIN);
+	CHECK(ruler_exec(w.ruler, pid, NAME, &seen, false, &pinned));
+	CHECK(pinned);
+	if (pid > 1)
+		CHECK_INT(kill(pid, SIGUSR1), 0);
+	CHECK(read(renamed_fd, &c, 1) == 1);
+	CHECK_INT(ruler_evaluate_exec(w.ruler, pid, &seen, pinned_first), 0);
+	p = placements_get(w.pl, pid);
+	if (pinned_first && own_inode) {
+		CHECK(p && p->state == PLACEMENT_PINNED && p->have_original);
+		if (p)
+			CHECK_STR(p->comm, NAME);
+		CHECK_STR(mask_of(pid), "1");
+		ruler_restore_all(w.ruler, false);
+	} else
+		CHECK(p == NULL);
+	CHECK_STR(mask_of(pid), "0-1");
+	close(renamed_fd);
+	world_free(&w);
+	reap(pid);
+}
+
+static void an_exec_pinned_first_is_decided_from_its_record(void) {
+	decided_from_a_record(true, true);
+}
+
+/* Its program may have run before the pin: /proc, which shows the threads
+ * it made, decides. */
+static void an_exec_that_ran_before_its_pin_is_decided_from_proc(void) {
+	decided_from_a_record(false, true);
+}
+
+/* A pidfd of another process than the record's (a pid reused between the
+ * pin and the pidfd): /proc decides. */
+static void a_record_of_another_pid_inode_is_not_taken(void) {
+	decided_from_a_record(true, false);
+}
+
 /* A program no rule names costs its comm and nothing else. */
 static void a_stranger_is_not_looked_at_further(void) {
 	bool pinned;
@@ -632,4 +703,6 @@ TEST_MAIN(T(a_rule_pins_and_gives_back), T(a_rule_takes_a_seat_with_the_true_ori
 	  T(ccx_auto_decided_ahead_follows_the_load), T(nothing_is_pinned_ahead_in_dry_run),
 	  T(an_exec_seen_by_its_record_is_pinned_first), T(a_record_of_another_start_or_mask_is_not_kept),
 	  T(a_pin_without_its_pidfd_goes_back), T(taking_an_early_pin_back_leaves_another_mask_alone),
-	  T(a_stranger_is_not_looked_at_further), T(an_exec_pinned_as_it_begins_is_decided_at_its_rename))
+	  T(a_stranger_is_not_looked_at_further), T(an_exec_pinned_as_it_begins_is_decided_at_its_rename),
+	  T(an_exec_pinned_first_is_decided_from_its_record), T(an_exec_that_ran_before_its_pin_is_decided_from_proc),
+	  T(a_record_of_another_pid_inode_is_not_taken))

@@ -16,7 +16,9 @@
  *   end      the raw tracepoint sched_process_exec, when the exec is done,
  *            where the proc connector sends its event. Reported for the
  *            other names the rules name, for every exec when some rule may
- *            name any comm, and for the processes in ccxd's table.
+ *            name any comm, and for the processes in ccxd's table. Of an
+ *            exec reported at its rename it notes, in a map ccxd reads,
+ *            that it is done, and whether the task holds ccxd's pin.
  *
  * The kernel's structures it reads are declared in ../../bpf/kernel.h. */
 #include <linux/bpf.h>
@@ -47,15 +49,27 @@ struct {
 	__type(value, __u64);
 } known SEC(".maps");
 
-/* The execs reported at their rename, so as not to report them again at
- * their end (by the task's start time: a pid reused after an exec that
- * failed past its point of no return is another task). */
+/* The execs reported at their rename (execs-records.h): not reported again
+ * at their end, and, to ccxd, whether the new program can have run before
+ * ccxd's pin (execs_pinned_first()). By the task's start too: a pid reused
+ * after an exec that failed past its point of no return is another task. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, EXECS_RUNNING_SLOTS);
 	__type(key, __u32);
-	__type(value, __u64);
-} renamed SEC(".maps");
+	__type(value, struct execs_running);
+} running SEC(".maps");
+
+/* The pin ccxd set last, as its exec began or named the task: the exec's
+ * end notes whether the task holds it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct execs_pin);
+} pin SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -84,6 +98,11 @@ static int is_known(__u32 tgid) {
 	return bits && (*bits >> (tgid % 64)) & 1;
 }
 
+/* task's pid's inode in pidfs (Linux 6.9 and later), or 0. */
+static __u64 pid_ino(struct task_struct *task) {
+	return bpf_core_field_exists(((struct pid *)0)->ino) ? BPF_CORE_READ(task, thread_pid, ino) : 0;
+}
+
 /* task: the current one. Its affinity and start go with the record, so that
  * ccxd pins it first and opens its pidfd after (placements.h). */
 static void report(struct task_struct *task, __u32 tgid, __u32 kind, const struct execs_name *name) {
@@ -98,8 +117,12 @@ static void report(struct task_struct *task, __u32 tgid, __u32 kind, const struc
 	}
 	rec->at_ns = bpf_ktime_get_ns();
 	rec->start_ns = BPF_CORE_READ(task, start_boottime);
+	/* The leader's, the only task to report: its pid is the process's. */
+	rec->pid_ino = pid_ino(task);
 	rec->tgid = tgid;
 	rec->kind = kind;
+	rec->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	rec->pad = 0;
 	__builtin_memcpy(rec->comm, name->comm, sizeof(rec->comm));
 	__builtin_memset(rec->mask, 0, sizeof(rec->mask));
 	if (size > sizeof(rec->mask))
@@ -115,7 +138,9 @@ SEC("raw_tp/task_rename")
 int on_rename(struct bpf_raw_tracepoint_args *ctx) {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
 	struct execs_name name = {};
-	__u64 id = bpf_get_current_pid_tgid(), start;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 slot = (__u32)id & (EXECS_RUNNING_SLOTS - 1);
+	struct execs_running *run;
 	__u8 *when;
 
 	if (!bpf_core_field_exists(task->in_execve) || (void *)task != (void *)bpf_get_current_task() ||
@@ -125,8 +150,14 @@ int on_rename(struct bpf_raw_tracepoint_args *ctx) {
 	when = bpf_map_lookup_elem(&names, &name);
 	if (!when || *when != EXECS_AT_RENAME)
 		return 0;
-	start = BPF_CORE_READ(task, start_time);
-	bpf_map_update_elem(&renamed, &(__u32){ (__u32)id }, &start, BPF_ANY);
+	/* Before the record, which publishes it. ccxd reads the word alone,
+	 * written whole. */
+	run = bpf_map_lookup_elem(&running, &slot);
+	if (run) {
+		run->tgid = (__u32)id;
+		run->start_ns = BPF_CORE_READ(task, start_boottime);
+		run->word = pid_ino(task) << 2 | EXECS_RUN_UNDER_WAY;
+	}
 	report(task, (__u32)id, EXECS_REC_RENAME, &name);
 	return 0;
 }
@@ -181,22 +212,41 @@ int on_prepare(struct bpf_raw_tracepoint_args *ctx) {
 	return 0;
 }
 
+/* Whether task holds ccxd's pin as its exec ends: the new program's
+ * threads, all made after this, inherit the mask read here or a later one. */
+static int holds_pin(struct task_struct *task) {
+	__u32 zero = 0, size = bpf_core_field_size(task->cpus_mask);
+	struct execs_pin *p = bpf_map_lookup_elem(&pin, &zero);
+	__u64 mask[EXECS_MASK_WORDS] = {}, ino = pid_ino(task);
+
+	if (!p || !ino || p->pid_ino != ino)
+		return 0;
+	if (size > sizeof(mask))
+		size = sizeof(mask);
+	bpf_probe_read_kernel(mask, size, &task->cpus_mask);
+	for (int i = 0; i < EXECS_MASK_WORDS; i++)
+		if (mask[i] != p->mask[i])
+			return 0;
+	return 1;
+}
+
 /* sched_process_exec(task, old_pid, bprm): the exec is done; task is the
  * current one, and the leader of its thread group. */
 SEC("raw_tp/sched_process_exec")
 int on_exec_end(struct bpf_raw_tracepoint_args *ctx) {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
 	struct execs_name name = {};
-	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), zero = 0;
+	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), zero = 0, slot = tgid & (EXECS_RUNNING_SLOTS - 1);
 	struct execs_settings *s = bpf_map_lookup_elem(&settings, &zero);
-	__u64 *start = bpf_map_lookup_elem(&renamed, &tgid);
+	struct execs_running *run = bpf_map_lookup_elem(&running, &slot);
+	__u64 start = BPF_CORE_READ(task, start_boottime);
 
-	if (start) {
-		int same = *start == BPF_CORE_READ(task, start_time);
-
-		bpf_map_delete_elem(&renamed, &tgid);
-		if (same)
-			return 0;
+	/* Reported at its rename. (A later exec of the same task that was
+	 * not finds the slot marked done, and is looked at below.) From
+	 * here on the new program may run and make threads: marked before. */
+	if (run && run->tgid == tgid && run->start_ns == start && (run->word & EXECS_RUN_STATE) == EXECS_RUN_UNDER_WAY) {
+		run->word = (run->word & ~EXECS_RUN_STATE) | (holds_pin(task) ? EXECS_RUN_HELD : EXECS_RUN_ENDED);
+		return 0;
 	}
 	bpf_get_current_comm(name.comm, EXECS_COMM_LEN);
 	if ((s && s->every) || is_known(tgid) || bpf_map_lookup_elem(&names, &name))
