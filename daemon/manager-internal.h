@@ -40,6 +40,7 @@ struct manager {
 	bool pin_only;             /* at real-time priority: pin at exec as decided ahead, decide later */
 	pid_t decide_later;        /* the process pinned so, to decide once back at the normal policy */
 	struct placement_seen decide_seen;  /* its exec's record */
+	bool decide_first;         /* its program ran only with the pin: the record stands for /proc */
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
 	struct spills *spills;     /* the programs of rules that may spill */

@@ -84,17 +84,30 @@ static void note_exec_pin(struct manager *m, uint64_t at_ns) {
 static void pinned_at_exec(struct manager *m, const struct placement_seen *seen, uint64_t at_ns) {
 	note_exec_pin(m, at_ns);
 	if (seen && seen->pid_ino)
-		execs_expect(m->execs, seen->pid_ino, &placements_early(m->placements)->cpus);
+		execs_expect(m->execs, seen->pid_ino, seen->exec_ns, &placements_early(m->placements)->cpus);
 }
 
-/* The decision at tgid's exec, after its pin: from the exec's record
- * (seen; NULL: the proc connector's event), with nothing read in /proc,
- * where the record's program can have run only with the pin. */
-static void decide_exec(struct manager *m, pid_t tgid, const struct placement_seen *seen) {
+/* Whether tgid, pinned early, ran its new program only with the pin, as
+ * its exec's record (seen; NULL: the proc connector's event) can tell:
+ * then the record stands for /proc. Asked once, after the pin: once so,
+ * it stays so. */
+static bool pinned_first(struct manager *m, pid_t tgid, const struct placement_seen *seen) {
 	const struct placement_early *early = placements_early(m->placements);
-	bool first = seen && seen->pid_ino && early && early->pid == tgid &&
-		     execs_pinned_first(m->execs, tgid, seen->pid_ino);
 
+	return seen && seen->pid_ino && early && early->pid == tgid && execs_pinned_first(m->execs, tgid, seen->pid_ino);
+}
+
+/* The decision at tgid's exec, after its pin: from the exec's record seen
+ * where its program ran only with the pin (first), from /proc otherwise.
+ * At real-time priority (one record a wake-up) the pin is all: the
+ * decision, which walks the table, waits for the normal policy. */
+static void decide_exec(struct manager *m, pid_t tgid, const struct placement_seen *seen, bool first) {
+	if (m->pin_only) {
+		m->decide_later = tgid;
+		m->decide_seen = seen ? *seen : (struct placement_seen){ .start_time = 0 };
+		m->decide_first = first;
+		return;
+	}
 	if (ruler_evaluate_exec(m->ruler, tgid, seen, first) > 0)
 		manager_update_subscription(m, true);
 }
@@ -112,15 +125,7 @@ static void exec_of(struct manager *m, pid_t tgid, const char *comm, const struc
 		return;
 	if (pinned)
 		pinned_at_exec(m, seen, at_ns);
-	/* At real-time priority (one record a wake-up) the pin is all: the
-	 * decision, which may read /proc and walks the table, waits for the
-	 * normal policy. */
-	if (m->pin_only) {
-		m->decide_later = tgid;
-		m->decide_seen = seen ? *seen : (struct placement_seen){ .start_time = 0 };
-		return;
-	}
-	decide_exec(m, tgid, seen);
+	decide_exec(m, tgid, seen, pinned_first(m, tgid, seen));
 }
 
 static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
@@ -133,8 +138,9 @@ static void on_exec(void *userdata, pid_t tgid, uint64_t at_ns) {
 
 static void on_exec_record(void *userdata, const struct execs_exec *e) {
 	struct manager *m = userdata;
+	bool first;
 	struct placement_seen seen = { .mask = e->mask, .start_time = e->start_time, .pid_ino = e->pid_ino,
-				       .ppid = e->ppid };
+				       .exec_ns = e->exec_ns, .ppid = e->ppid };
 
 	snprintf(seen.comm, sizeof(seen.comm), "%s", e->comm);
 
@@ -142,10 +148,18 @@ static void on_exec_record(void *userdata, const struct execs_exec *e) {
 		exec_of(m, e->tgid, e->comm, &seen, e->at_ns);
 		return;
 	}
-	/* The exec has begun: the pin now, while it runs; the decision when
-	 * it has named the task (its rename's record). */
-	if (ruler_exec_entering(m->ruler, e->tgid, e->comm, &seen))
-		pinned_at_exec(m, &seen, e->at_ns);
+	/* The exec has begun: the pin now, while it runs, and the decision,
+	 * by the rule that the comm it will have decided ahead, where the
+	 * record stands for /proc; the exec programs then leave out its
+	 * rename's record (execs_expect()). Where that record came all the
+	 * same (the pin came late), it decides, as it does for the others;
+	 * where it did not, /proc does now. */
+	if (!ruler_exec_entering(m->ruler, e->tgid, e->comm, &seen))
+		return;
+	pinned_at_exec(m, &seen, e->at_ns);
+	first = pinned_first(m, e->tgid, &seen);
+	if (first || (seen.pid_ino && execs_left_out(m->execs, e->tgid, seen.pid_ino)))
+		decide_exec(m, e->tgid, &seen, first);
 }
 
 static void on_tracked(void *userdata, pid_t pid, bool in) {
@@ -643,7 +657,8 @@ static int wait_at_real_time(struct manager *m) {
 
 		m->decide_later = 0;
 		cpu = util_usec(CLOCK_THREAD_CPUTIME_ID);
-		decide_exec(m, pid, &m->decide_seen);
+		if (ruler_evaluate_exec(m->ruler, pid, &m->decide_seen, m->decide_first) > 0)
+			manager_update_subscription(m, true);
 		/* The record's work, wherever it is done, counts to its share. */
 		execs_charge(m->execs, util_usec(CLOCK_THREAD_CPUTIME_ID) - cpu);
 	}

@@ -30,6 +30,7 @@ struct execs_record {
 	__u64 at_ns;               /* CLOCK_MONOTONIC */
 	__u64 start_ns;            /* the task's start, after boot (start_boottime) */
 	__u64 pid_ino;             /* its pid's inode in pidfs, as a pidfd's fstat() shows it; 0: none (before Linux 6.9) */
+	__u64 exec_ns;             /* the exec's own: when its first record was made (its slot's) */
 	__u32 tgid;
 	__u32 kind;                /* EXECS_REC_* */
 	__u32 ppid;                /* its parent's tgid */
@@ -38,29 +39,37 @@ struct execs_record {
 	__u64 mask[EXECS_MASK_WORDS];   /* its affinity (cpus_mask), offline CPUs included */
 };
 
-/* The execs reported at their rename: a slot each, by tgid (masked with
- * EXECS_RUNNING_SLOTS - 1), written at the rename and marked at the exec's
- * end, which ccxd maps and reads in its own memory. Two execs at once
- * whose tgids share a slot: the later holds it, and the earlier is not
- * found there. */
+/* The execs reported as they begin or at their rename: a slot each, by
+ * tgid (masked with EXECS_RUNNING_SLOTS - 1), written at the first report
+ * and marked at the exec's end, which ccxd maps and reads in its own
+ * memory. Two execs at once whose tgids share a slot: the later holds it,
+ * and the earlier is not found there. */
 #define EXECS_RUNNING_SLOTS 4096
 
-/* A slot's state, in the low bits of its word. */
-#define EXECS_RUN_UNDER_WAY 1      /* renamed, not done: the new program has not run */
+/* A slot's state, in the low bits of its word, */
+#define EXECS_RUN_UNDER_WAY 1      /* reported, not done: the new program has not run */
 #define EXECS_RUN_ENDED     2      /* done */
 #define EXECS_RUN_HELD      3      /* done, the task holding the pin ccxd expected (struct execs_pin) */
 #define EXECS_RUN_STATE     3ULL   /* the state's bits */
+/* and a flag: its rename brought no record, ccxd having pinned it as it
+ * began (it decides it there). */
+#define EXECS_RUN_LEFT_OUT  4ULL
+#define EXECS_RUN_INO_SHIFT 3      /* the pid's inode above them */
 
 struct execs_running {
 	__u32 tgid;                /* 0: empty */
 	__u32 pad;
 	__u64 start_ns;            /* start_boottime */
-	__u64 word;                /* the pid's inode (0 before Linux 6.9) << 2 | EXECS_RUN_*: what ccxd reads, whole */
+	__u64 exec_ns;             /* which exec of the task: when it was first reported */
+	__u64 word;                /* the pid's inode (0 before Linux 6.9) << EXECS_RUN_INO_SHIFT | EXECS_RUN_*:
+				    * what ccxd reads, whole */
 };
 
-/* The pin ccxd set on an exec's task, which the exec's end looks for on it:
- * written by ccxd after the pin, read by the program. */
+/* The pin ccxd set on an exec's task, written by ccxd after the pin: the
+ * exec's end looks for it on the task, and an exec pinned as it began,
+ * which ccxd decides there, has no record at its rename. */
 struct execs_pin {
 	__u64 pid_ino;             /* the task's pid's inode; 0: none */
+	__u64 exec_ns;             /* the exec's, as its record said */
 	__u64 mask[EXECS_MASK_WORDS];
 };

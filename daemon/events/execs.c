@@ -84,7 +84,7 @@ static int on_record(void *ctx, void *data, size_t size) {
 	memcpy(comm, rec->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = '\0';
 	e = (struct execs_exec){ .tgid = (pid_t)rec->tgid, .ppid = (pid_t)rec->ppid, .comm = comm, .at_ns = rec->at_ns,
-				 .start_time = procfs_ticks_of_ns(rec->start_ns), .pid_ino = rec->pid_ino,
+				 .start_time = procfs_ticks_of_ns(rec->start_ns), .pid_ino = rec->pid_ino, .exec_ns = rec->exec_ns,
 				 .entering = rec->kind == EXECS_REC_ENTER };
 	/* Both the kernel's unsigned longs, CPU n at bit n % 64 of word n / 64. */
 	memcpy(&e.mask, rec->mask, sizeof(e.mask));
@@ -370,29 +370,40 @@ void execs_track(struct execs *x, pid_t tgid, bool tracked) {
 	__atomic_store_n(&x->known[word], tracked ? x->known[word] | bit : x->known[word] & ~bit, __ATOMIC_RELEASE);
 }
 
-void execs_expect(struct execs *x, uint64_t pid_ino, const cpu_set_t *cpus) {
+void execs_expect(struct execs *x, uint64_t pid_ino, uint64_t exec_ns, const cpu_set_t *cpus) {
 	struct execs_pin *p = x->pin;
 
-	/* Emptied while it changes: the program matches the inode first,
-	 * then the mask. */
+	/* Emptied while it changes: the programs match the inode first,
+	 * then the rest. */
 	__atomic_store_n(&p->pid_ino, 0, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	p->exec_ns = exec_ns;
 	memcpy(p->mask, cpus, sizeof(p->mask));
 	__atomic_store_n(&p->pid_ino, pid_ino, __ATOMIC_RELEASE);
 }
 
-bool execs_pinned_first(struct execs *x, pid_t tgid, uint64_t pid_ino) {
-	uint64_t word, state;
+/* The word of tgid's slot, where it tells of the exec of the process whose
+ * pid has the inode pid_ino; 0 otherwise. The caller's pin came before. */
+static uint64_t slot_word(const struct execs *x, pid_t tgid, uint64_t pid_ino) {
+	uint64_t word;
 
-	/* The pin came before this look: an exec done before it shows here
-	 * as done. */
+	/* An exec done before the pin shows here as done. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	word = __atomic_load_n(&x->running[(__u32)tgid & (EXECS_RUNNING_SLOTS - 1)].word, __ATOMIC_ACQUIRE);
-	state = word & EXECS_RUN_STATE;
-	if (!pid_ino || word >> 2 != pid_ino || (state != EXECS_RUN_UNDER_WAY && state != EXECS_RUN_HELD))
+	return pid_ino && word >> EXECS_RUN_INO_SHIFT == pid_ino ? word : 0;
+}
+
+bool execs_pinned_first(struct execs *x, pid_t tgid, uint64_t pid_ino) {
+	uint64_t state = slot_word(x, tgid, pid_ino) & EXECS_RUN_STATE;
+
+	if (state != EXECS_RUN_UNDER_WAY && state != EXECS_RUN_HELD)
 		return false;
 	x->stats.pinned_first++;
 	return true;
+}
+
+bool execs_left_out(const struct execs *x, pid_t tgid, uint64_t pid_ino) {
+	return slot_word(x, tgid, pid_ino) & EXECS_RUN_LEFT_OUT;
 }
 
 uint64_t execs_dropped(struct execs *x) {

@@ -18,7 +18,8 @@
  * is when the kernel reported it, and the task then had the affinity mask
  * (offline CPUs included), started at start_time (clock ticks after boot,
  * as /proc/PID/stat says), had the parent ppid, and its pid the inode
- * pid_ino in pidfs (0: unknown). */
+ * pid_ino in pidfs (0: unknown); exec_ns tells this exec of the task from
+ * its others (execs_expect()). */
 struct execs_exec {
 	pid_t tgid;
 	pid_t ppid;
@@ -26,6 +27,7 @@ struct execs_exec {
 	uint64_t at_ns;
 	uint64_t start_time;
 	uint64_t pid_ino;
+	uint64_t exec_ns;
 	cpu_set_t mask;
 	bool entering;             /* the exec has begun: /proc shows the old program yet */
 };
@@ -68,18 +70,25 @@ void execs_set_rules(struct execs *x, const struct rule *rules, size_t n_rules);
 void execs_track(struct execs *x, pid_t tgid, bool tracked);
 
 /* The pin just set on the main thread of the process whose pid has the
- * inode pid_ino in pidfs (as its record said), to cpus: the exec's end
- * notes whether its task holds it (execs_pinned_first()). One at a time:
- * it replaces the last. */
-void execs_expect(struct execs *x, uint64_t pid_ino, const cpu_set_t *cpus);
+ * inode pid_ino in pidfs, to cpus, at its exec exec_ns (as its record
+ * said): the exec's end notes whether its task holds it
+ * (execs_pinned_first()), and an exec pinned so as it began (its record
+ * entering) brings no record at its rename: the caller decides it at
+ * once. One at a time: it replaces the last. */
+void execs_expect(struct execs *x, uint64_t pid_ino, uint64_t exec_ns, const cpu_set_t *cpus);
 
-/* Whether the new program of tgid, whose exec was reported at its rename
- * by a record that gave pid_ino, has run only with the pin the caller set
+/* Whether the new program of tgid, whose exec was reported by a record
+ * that gave pid_ino, has run only with the pin the caller set
  * before asking: its exec is still under way, or it ended holding the pin
  * told to execs_expect(). Then every thread the program makes inherits the
  * pin. false when that cannot be told (the exec ended before the pin,
  * another exec took its slot, or the kernel has no pid inodes). */
 bool execs_pinned_first(struct execs *x, pid_t tgid, uint64_t pid_ino);
+
+/* Whether that exec's rename brought no record, its pin as it began having
+ * been told to execs_expect() in time: the caller decides it on the
+ * record of its start. */
+bool execs_left_out(const struct execs *x, pid_t tgid, uint64_t pid_ino);
 
 /* How many records the kernel dropped since the last call, ccxd having
  * fallen behind (the processes they told of are found by a rescan). */

@@ -156,6 +156,7 @@ struct placement_seen {
 	cpu_set_t mask;           /* offline CPUs included */
 	uint64_t start_time;      /* clock ticks after boot */
 	uint64_t pid_ino;         /* its pid's inode in pidfs, as fstat() of a pidfd gives it; 0: unknown */
+	uint64_t exec_ns;         /* which exec of the task the record told of (execs_expect()) */
 	pid_t ppid;
 	char comm[PROCFS_COMM_MAX];   /* "": unknown */
 };

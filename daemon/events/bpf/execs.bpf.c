@@ -105,7 +105,7 @@ static __u64 pid_ino(struct task_struct *task) {
 
 /* task: the current one. Its affinity and start go with the record, so that
  * ccxd pins it first and opens its pidfd after (placements.h). */
-static void report(struct task_struct *task, __u32 tgid, __u32 kind, const struct execs_name *name) {
+static void report(struct task_struct *task, __u32 tgid, __u32 kind, const struct execs_name *name, __u64 exec_ns) {
 	struct execs_record *rec = bpf_ringbuf_reserve(&records, sizeof(*rec), 0);
 	__u32 zero = 0, size = bpf_core_field_size(task->cpus_mask);
 
@@ -119,6 +119,7 @@ static void report(struct task_struct *task, __u32 tgid, __u32 kind, const struc
 	rec->start_ns = BPF_CORE_READ(task, start_boottime);
 	/* The leader's, the only task to report: its pid is the process's. */
 	rec->pid_ino = pid_ino(task);
+	rec->exec_ns = exec_ns;
 	rec->tgid = tgid;
 	rec->kind = kind;
 	rec->ppid = BPF_CORE_READ(task, real_parent, tgid);
@@ -131,6 +132,44 @@ static void report(struct task_struct *task, __u32 tgid, __u32 kind, const struc
 	bpf_ringbuf_submit(rec, 0);
 }
 
+/* tgid's slot, when it holds task's exec under way: written as the exec
+ * was first reported. */
+static struct execs_running *under_way(struct task_struct *task, __u32 tgid) {
+	__u32 slot = tgid & (EXECS_RUNNING_SLOTS - 1);
+	struct execs_running *run = bpf_map_lookup_elem(&running, &slot);
+
+	if (!run || run->tgid != tgid || run->start_ns != BPF_CORE_READ(task, start_boottime) ||
+	    (run->word & EXECS_RUN_STATE) != EXECS_RUN_UNDER_WAY)
+		return 0;
+	return run;
+}
+
+/* Marks task's exec, first reported now, under way in tgid's slot, before
+ * the record, which publishes it (ccxd reads the word alone, written
+ * whole). Returns the exec's id. */
+static __u64 mark_under_way(struct task_struct *task, __u32 tgid) {
+	__u32 slot = tgid & (EXECS_RUNNING_SLOTS - 1);
+	struct execs_running *run = bpf_map_lookup_elem(&running, &slot);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (run) {
+		run->tgid = tgid;
+		run->start_ns = BPF_CORE_READ(task, start_boottime);
+		run->exec_ns = now;
+		run->word = pid_ino(task) << EXECS_RUN_INO_SHIFT | EXECS_RUN_UNDER_WAY;
+	}
+	return now;
+}
+
+/* Whether ccxd pinned the exec in run as it began: it decides it there. */
+static int pinned_as_it_began(struct task_struct *task, const struct execs_running *run) {
+	__u32 zero = 0;
+	struct execs_pin *p = bpf_map_lookup_elem(&pin, &zero);
+	__u64 ino = pid_ino(task);
+
+	return p && ino && p->pid_ino == ino && p->exec_ns == run->exec_ns;
+}
+
 /* task_rename(task, comm): comm is the new name, not yet cut to 15 bytes.
  * Renames other than an exec's (prctl(PR_SET_NAME), /proc/PID/comm) come
  * through the proc connector. */
@@ -139,8 +178,8 @@ int on_rename(struct bpf_raw_tracepoint_args *ctx) {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
 	struct execs_name name = {};
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 slot = (__u32)id & (EXECS_RUNNING_SLOTS - 1);
 	struct execs_running *run;
+	__u64 exec_ns;
 	__u8 *when;
 
 	if (!bpf_core_field_exists(task->in_execve) || (void *)task != (void *)bpf_get_current_task() ||
@@ -150,15 +189,15 @@ int on_rename(struct bpf_raw_tracepoint_args *ctx) {
 	when = bpf_map_lookup_elem(&names, &name);
 	if (!when || *when != EXECS_AT_RENAME)
 		return 0;
-	/* Before the record, which publishes it. ccxd reads the word alone,
-	 * written whole. */
-	run = bpf_map_lookup_elem(&running, &slot);
-	if (run) {
-		run->tgid = (__u32)id;
-		run->start_ns = BPF_CORE_READ(task, start_boottime);
-		run->word = pid_ino(task) << 2 | EXECS_RUN_UNDER_WAY;
+	/* Reported as it began (its slot under way): where ccxd pinned it
+	 * then, it decided it too, and this record would only wake it. */
+	run = under_way(task, (__u32)id);
+	if (run && pinned_as_it_began(task, run)) {
+		run->word |= EXECS_RUN_LEFT_OUT;
+		return 0;
 	}
-	report(task, (__u32)id, EXECS_REC_RENAME, &name);
+	exec_ns = run ? run->exec_ns : mark_under_way(task, (__u32)id);
+	report(task, (__u32)id, EXECS_REC_RENAME, &name, exec_ns);
 	return 0;
 }
 
@@ -208,18 +247,19 @@ int on_prepare(struct bpf_raw_tracepoint_args *ctx) {
 	}
 	when = bpf_map_lookup_elem(&names, &name);
 	if (when && *when == EXECS_AT_RENAME)
-		report(task, (__u32)id, EXECS_REC_ENTER, &name);
+		report(task, (__u32)id, EXECS_REC_ENTER, &name, mark_under_way(task, (__u32)id));
 	return 0;
 }
 
-/* Whether task holds ccxd's pin as its exec ends: the new program's
- * threads, all made after this, inherit the mask read here or a later one. */
-static int holds_pin(struct task_struct *task) {
+/* Whether task, whose exec in run ends, holds the pin ccxd set on it: the
+ * new program's threads, all made after this, inherit the mask read here
+ * or a later one. */
+static int holds_pin(struct task_struct *task, const struct execs_running *run) {
 	__u32 zero = 0, size = bpf_core_field_size(task->cpus_mask);
 	struct execs_pin *p = bpf_map_lookup_elem(&pin, &zero);
 	__u64 mask[EXECS_MASK_WORDS] = {}, ino = pid_ino(task);
 
-	if (!p || !ino || p->pid_ino != ino)
+	if (!p || !ino || p->pid_ino != ino || p->exec_ns != run->exec_ns)
 		return 0;
 	if (size > sizeof(mask))
 		size = sizeof(mask);
@@ -236,21 +276,20 @@ SEC("raw_tp/sched_process_exec")
 int on_exec_end(struct bpf_raw_tracepoint_args *ctx) {
 	struct task_struct *task = (struct task_struct *)ctx->args[0];
 	struct execs_name name = {};
-	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), zero = 0, slot = tgid & (EXECS_RUNNING_SLOTS - 1);
+	__u32 tgid = (__u32)(bpf_get_current_pid_tgid() >> 32), zero = 0;
 	struct execs_settings *s = bpf_map_lookup_elem(&settings, &zero);
-	struct execs_running *run = bpf_map_lookup_elem(&running, &slot);
-	__u64 start = BPF_CORE_READ(task, start_boottime);
+	struct execs_running *run = under_way(task, tgid);
 
-	/* Reported at its rename. (A later exec of the same task that was
-	 * not finds the slot marked done, and is looked at below.) From
-	 * here on the new program may run and make threads: marked before. */
-	if (run && run->tgid == tgid && run->start_ns == start && (run->word & EXECS_RUN_STATE) == EXECS_RUN_UNDER_WAY) {
-		run->word = (run->word & ~EXECS_RUN_STATE) | (holds_pin(task) ? EXECS_RUN_HELD : EXECS_RUN_ENDED);
+	/* Reported already. (A later exec of the same task that was not
+	 * finds the slot marked done, and is looked at below.) From here on
+	 * the new program may run and make threads: marked before. */
+	if (run) {
+		run->word = (run->word & ~EXECS_RUN_STATE) | (holds_pin(task, run) ? EXECS_RUN_HELD : EXECS_RUN_ENDED);
 		return 0;
 	}
 	bpf_get_current_comm(name.comm, EXECS_COMM_LEN);
 	if ((s && s->every) || is_known(tgid) || bpf_map_lookup_elem(&names, &name))
-		report(task, tgid, EXECS_REC_END, &name);
+		report(task, tgid, EXECS_REC_END, &name, 0);
 	return 0;
 }
 
