@@ -56,8 +56,10 @@ bool ruler_exec(struct ruler *r, pid_t pid, const char *comm, const struct place
 /* An exec by pid has begun to replace its program with one whose comm
  * will be comm (the last part of its path): /proc shows the old program
  * yet, so where a rule pins comm by itself (ruler_decide_ahead()'s table)
- * it is pinned, its main thread only, and nothing more; the exec's own
- * record, once the exec named the task, brings the decision (ruler_exec()).
+ * it is pinned, its main thread only, and nothing more; the decision comes
+ * next, from the record where it can stand for /proc
+ * (ruler_evaluate_exec()), or else at the record of the exec's rename
+ * (ruler_exec()).
  * Told again of the same task, it keeps the pin; an exec that never named
  * the task leaves it to placements_settle_early(). Returns whether it
  * pinned. */

@@ -6,8 +6,9 @@
  *            replace the old program (before the old memory is let go,
  *            which takes most of an exec's time): the comm it will give,
  *            the last part of its path. Reported for the names reported at
- *            rename, so that ccxd pins the task while the exec runs; the
- *            rename's record, which follows, brings the decision.
+ *            rename, so that ccxd pins the task while the exec runs, and
+ *            decides it there; where it did both in time, the rename
+ *            brings no record (its map of pins says so).
  *   rename   the raw tracepoint task_rename, as the exec gives the task its
  *            new comm (begin_new_exec()): before the new program is mapped,
  *            and before the proc connector's event. Reported when a rule
