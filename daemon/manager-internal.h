@@ -41,6 +41,11 @@ struct manager {
 	pid_t decide_later;        /* the process pinned so, to decide once back at the normal policy */
 	struct placement_seen decide_seen;  /* its exec's record */
 	bool decide_first;         /* its program ran only with the pin: the record stands for /proc */
+	struct {
+		pid_t tgid;
+		uint64_t exec_ns;
+		char comm[PROCFS_COMM_MAX];
+	} decided;                 /* the last exec decided as it began (its rename's record adds nothing) */
 	struct control *control;
 	struct autoplace *autoplace;  /* NULL when it could not start */
 	struct spills *spills;     /* the programs of rules that may spill */

@@ -145,6 +145,11 @@ static void on_exec_record(void *userdata, const struct execs_exec *e) {
 	snprintf(seen.comm, sizeof(seen.comm), "%s", e->comm);
 
 	if (!e->entering) {
+		/* The rename's record of an exec decided as it began, come all
+		 * the same (the pin came after the rename): nothing new. */
+		if (e->tgid == m->decided.tgid && e->exec_ns == m->decided.exec_ns &&
+		    strcmp(e->comm, m->decided.comm) == 0)
+			return;
 		exec_of(m, e->tgid, e->comm, &seen, e->at_ns);
 		return;
 	}
@@ -158,8 +163,12 @@ static void on_exec_record(void *userdata, const struct execs_exec *e) {
 		return;
 	pinned_at_exec(m, &seen, e->at_ns);
 	first = pinned_first(m, e->tgid, &seen);
-	if (first || (seen.pid_ino && execs_left_out(m->execs, e->tgid, seen.pid_ino)))
-		decide_exec(m, e->tgid, &seen, first);
+	if (!first && !(seen.pid_ino && execs_left_out(m->execs, e->tgid, seen.pid_ino)))
+		return;
+	decide_exec(m, e->tgid, &seen, first);
+	m->decided.tgid = e->tgid;
+	m->decided.exec_ns = e->exec_ns;
+	snprintf(m->decided.comm, sizeof(m->decided.comm), "%s", e->comm);
 }
 
 static void on_tracked(void *userdata, pid_t pid, bool in) {
