@@ -468,7 +468,9 @@ pipeline() {
 		# carries the same stream, at the pace of the slowest stage.
 		spawn nice -n 10 sh -c 'cat /dev/urandom | head -c 1T | zstd -q -1 | lz4 -q > /dev/null'
 		PSH=$SPAWNED
-		stages_up() { [ "$(children_of "$PSH" | wc -l)" -eq 4 ]; }
+		# Each stage by its name: a child forked but not yet exec'd is
+		# still called sh.
+		stages_up() { for _stage in cat head zstd lz4; do pgrep -P "$PSH" -x "$_stage" >/dev/null || return 1; done; }
 		wait_for 5 stages_up
 		CAT=$(pgrep -P "$PSH" -x cat) HEAD=$(pgrep -P "$PSH" -x head)
 		ZSTD=$(pgrep -P "$PSH" -x zstd) LZ4=$(pgrep -P "$PSH" -x lz4)
@@ -534,7 +536,8 @@ idle_pipe() {
 		*) spawn sh -c "nice -n 10 cat /dev/zero 2>&1 >/dev/null | nice -n 19 sh -c 'while :; do :; done'" ;;
 		esac
 		ISH=$SPAWNED
-		wait_for 5 sh -c "[ \$(pgrep -P $ISH | wc -l) -eq 2 ]"
+		# cat by its name: its child runs nice first, and sh before that.
+		wait_for 5 sh -c "pgrep -P $ISH -x cat >/dev/null && [ \$(pgrep -P $ISH | wc -l) -eq 2 ]"
 		IC=$(pgrep -P "$ISH" -x cat)
 		IR=$(pgrep -P "$ISH" | grep -vx "$IC")
 		CHILDREN="$CHILDREN $IC $IR"
