@@ -105,6 +105,10 @@ static void check_defaults(const struct config *c) {
 	CHECK_STR(c->runtime_dir, "/run/ccxd");
 	CHECK(c->calibrate);
 	CHECK(c->realtime_wait);
+	/* BPF, the counters and the exec programs: whatever the kernel allows. */
+	CHECK_INT(c->bpf, SAMPLER_READ_BATCH);
+	CHECK_INT(c->traffic, SAMPLER_COUNT_AUTO);
+	CHECK_INT(c->exec_events, CONFIG_EXECS_AUTO);
 	CHECK(c->metrics_file == NULL);
 	CHECK(c->min_rate == 1048576.0);
 	CHECK(c->min_gain == 0.05);
